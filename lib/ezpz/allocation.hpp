@@ -1,0 +1,42 @@
+#pragma once
+// What the scheduler gave this job: which hosts, under which job id.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ezpz {
+
+enum class SchedulerKind { local, pbs, slurm };
+
+std::string_view to_string(SchedulerKind kind);
+// "pbs", "slurm", "local" (also "none"), any case; nullopt otherwise.
+std::optional<SchedulerKind> scheduler_from_string(std::string_view text);
+
+struct Allocation {
+  SchedulerKind scheduler = SchedulerKind::local;
+  std::string job_id;              // empty for local
+  std::vector<std::string> hosts;  // unique by short name, in scheduler order
+  // Ranks per host the job asked the scheduler for (SLURM_NTASKS_PER_NODE,
+  // or the slot count when a PBS nodefile repeats each host once per slot).
+  std::optional<int> slots_per_host;
+  std::string slots_source;  // where slots_per_host came from, for -v and doctor
+  // The scheduler's nodefile, when it lists exactly `hosts` once each, in order,
+  // so a launcher can be handed it unchanged.
+  std::string nodefile;
+  bool operator==(const Allocation&) const = default;
+};
+
+// A host's identity is its short name (text before the first dot): "x4102c5s2b0n0"
+// and "x4102c5s2b0n0.hostmgmt.cm.aurora" are the same host. The spelling the
+// scheduler used is what launchers are given.
+std::string_view short_host_name(std::string_view host);
+
+// Hostfile text ("host" or "host slots=N" / "host:N" per line, '#' comments)
+// into host names in order, duplicates kept.
+std::vector<std::string> parse_hostfile(std::string_view text);
+
+// `hosts` without repeats (by short name), first spelling and order kept.
+std::vector<std::string> unique_hosts(const std::vector<std::string>& hosts);
+
+}  // namespace ezpz

@@ -1,0 +1,77 @@
+#pragma once
+// Machine profiles: one YAML file per machine under machines/. Pure: parsing
+// works on text, selection on values; lib/ezpz/sys/ finds and reads files.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ezpz/allocation.hpp"
+#include "ezpz/env.hpp"
+
+namespace ezpz {
+
+// How ranks are pinned to cores. Rendered by the launcher dialect.
+struct CpuBind {
+  enum class Style { none, depth, list };
+  Style style = Style::none;
+  int depth = 0;             // style depth: cores per rank
+  int sockets = 0;           // style list: the node's shape ...
+  int cores_per_socket = 0;  //   physical cores per socket
+  std::vector<int> reserved_cores;  //   cores left to the OS (e.g. 0 and 52 on Aurora)
+  bool operator==(const CpuBind&) const = default;
+};
+
+struct MachineMatch {
+  std::vector<std::string> hostnames;  // glob patterns (fnmatch), any may match
+  EnvList env;                         // all must hold: NAME -> glob on its value
+  bool operator==(const MachineMatch&) const = default;
+};
+
+struct MachineProfile {
+  std::string name;         // file stem: "aurora"
+  std::string source;       // the file it came from, for errors and doctor
+  std::string description;  // one line
+  MachineMatch match;
+  std::optional<SchedulerKind> scheduler;  // the scheduler this machine runs
+  std::string launcher;                    // a dialect name: pals, hydra, openmpi, srun, torchrun
+  int gpus_per_node = 0;                   // accelerators per node; 0 = unknown (probe)
+  std::string device;                      // cuda, xpu, rocm, cpu; empty = let the trainer decide
+  std::string backend;                     // nccl, xccl, gloo ...; empty = let the trainer decide
+  CpuBind cpu_bind;
+  EnvList env;                             // set for every rank, in order
+  std::vector<std::string> launcher_args;  // appended after the dialect's own flags
+  std::string network_suffix;  // appended to the first host's short name for MASTER_ADDR
+  std::string master_addr;     // a fixed MASTER_ADDR (local: 127.0.0.1); wins over the suffix
+  bool operator==(const MachineProfile&) const = default;
+};
+
+// Parses one profile. `source` names the file in errors:
+// "machines/x.yaml:7: gpus_per_node: expected an integer, got \"four\"".
+// Unknown keys are errors that suggest the closest known key.
+MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_view source);
+
+// A profile file found on the search path.
+struct ProfileFile {
+  std::string path;  // full path
+  std::string text;
+};
+
+// Parses every file; a later file with the same stem as an earlier one
+// replaces it (the search path lists user directories first, so callers pass
+// files in reverse search order: bundled first, user last). Sorted by name.
+std::vector<MachineProfile> load_profiles(const std::vector<ProfileFile>& files);
+
+struct ProfileChoice {
+  const MachineProfile* profile = nullptr;
+  std::string rule;  // why: "--machine aurora", "hostname x4102c5s2b0n0 matches x4*", ...
+};
+
+// --machine > EZPZ_MACHINE > hostname match (first in name order, env
+// conditions must hold) > the scheduler's generic profile (generic-pbs,
+// generic-slurm, local). Throws Error for an unknown name.
+ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
+                             const std::optional<std::string>& flag, const Env& env,
+                             std::string_view hostname, SchedulerKind scheduler);
+
+}  // namespace ezpz
