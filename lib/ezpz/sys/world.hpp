@@ -1,0 +1,50 @@
+#pragma once
+// Reading the world: the environment, files, the hostname, PATH look-ups, GPU
+// probes, free ports. Everything here is thin; the decisions are in lib/ezpz.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ezpz/env.hpp"
+#include "ezpz/files.hpp"
+#include "ezpz/machine_profile.hpp"
+#include "ezpz/plan.hpp"
+
+namespace ezpz::sys {
+
+// The process environment, captured once.
+Env capture_environment();
+
+class RealFileReader : public FileReader {
+ public:
+  // Throws Error("<path>: No such file or directory") and the like (strerror).
+  std::string read(const std::string& path) const override;
+};
+
+// gethostname(), as the kernel reports it (no DNS look-up: that can take seconds).
+std::string hostname();
+
+// The full path of `program` found on env's PATH (or `program` itself when it
+// contains a '/' and is executable); nullopt when not found.
+std::optional<std::string> find_program(const std::string& program, const Env& env);
+
+// Directory of the running executable (/proc/self/exe), for finding helpers.
+std::string self_directory();
+
+// Accelerators on this node by asking nvidia-smi / rocm-smi / xpu-smi (first
+// one on PATH that answers); nullopt when none is found.
+std::optional<int> probe_local_accelerators(const Env& env);
+
+// A TCP port that is free on this host right now (bind to port 0).
+int find_free_port();
+
+// Profile files on the search path, lowest precedence first:
+// the source tree's machines/, the installed share dir, ~/.config/ezpz/machines,
+// then each directory of EZPZ_MACHINES_PATH (':'-separated, first wins).
+std::vector<ProfileFile> read_profile_files(const Env& env);
+
+// Writes each file atomically (temp sibling + rename), creating parent
+// directories with mode 0700. Throws Error naming the path on failure.
+void write_files(const std::vector<FileToWrite>& files);
+
+}  // namespace ezpz::sys
