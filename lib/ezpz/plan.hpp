@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "ezpz/allocation.hpp"
 #include "ezpz/env.hpp"
+#include "ezpz/layout.hpp"
+#include "ezpz/machine_profile.hpp"
 
 namespace ezpz {
 
@@ -21,5 +24,41 @@ struct LaunchPlan {
   std::vector<FileToWrite> files; // written (atomically) before the launcher starts
   bool operator==(const LaunchPlan&) const = default;
 };
+
+// What the user asked for, from the command line.
+struct LaunchRequest {
+  std::vector<std::string> command;      // the user's command, never parsed
+  TopologyRequest topology;              // -n, --ppn, --nhosts
+  std::vector<std::string> excluded;     // --exclude and --exclude-file, merged
+  std::optional<std::string> launcher;   // --launcher: a dialect name
+  std::optional<std::string> cpu_bind;   // --cpu-bind (or CPU_BIND)
+  EnvList env;                           // -x/--env, in order
+  std::vector<std::string> launcher_args;  // --launcher-arg, untouched
+  bool rank_env = true;                  // false: --no-rank-env
+};
+
+// Values gathered from the world for the planner.
+struct PlanInputs {
+  Allocation allocation;  // hosts replaced by --hostfile's when given
+  MachineProfile profile;
+  SlotsPerHost slots;
+  int master_port = 0;
+  std::string rankenv;   // path of ezpz-rankenv
+  std::string run_dir;   // where ezpz writes hostfiles
+};
+
+// The plan and the facts behind it, for --dry-run --json and the logs.
+struct PlannedLaunch {
+  LaunchPlan plan;
+  std::string launcher;  // the dialect used
+  std::vector<std::string> hosts;
+  Topology topology;
+  std::string hostfile;
+  std::string master_addr;
+};
+
+/// Pure: same inputs, same plan. Never reads the environment or the filesystem.
+/// Throws Error for an impossible request (each message one sentence).
+PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& inputs);
 
 }  // namespace ezpz

@@ -1,0 +1,173 @@
+// `ezpz launch`: gather, detect, select, plan, then print or run.
+#include "cmd_launch.hpp"
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "ezpz/hostlist.hpp"
+#include "ezpz/log.hpp"
+#include "ezpz/plan.hpp"
+#include "ezpz/render.hpp"
+#include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/world.hpp"
+#include "schedulers/scheduler.hpp"
+
+namespace ezpz {
+
+CLI::App* setup_launch(CLI::App& app, LaunchOptions& o) {
+  CLI::App* cmd = app.add_subcommand("launch", "Launch a command on every rank of the allocation");
+  cmd->fallthrough();
+  // Everything from the first word that is not an ezpz option is the command.
+  cmd->prefix_command();
+  o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks");
+  o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host");
+  o.nhosts_option = cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts");
+  cmd->add_option("--hostfile", o.hostfile, "Take hosts from this file, not the scheduler");
+  cmd->add_option("--exclude", o.exclude, "Never use these hosts (comma list, repeatable)")
+      ->delimiter(',');
+  cmd->add_option("--exclude-file", o.exclude_file, "Never use the hosts listed in this file");
+  cmd->add_option("--machine", o.machine, "Machine profile to use (default: detected)");
+  cmd->add_option("--scheduler", o.scheduler, "pbs, slurm or local (default: detected)");
+  cmd->add_option("--launcher", o.launcher, "pals, hydra, openmpi, srun or torchrun");
+  cmd->add_option("--cpu-bind", o.cpu_bind, "CPU binding for the launcher (default: profile's)");
+  cmd->add_option("-x,--env", o.env, "NAME=VALUE to set for every rank (repeatable)");
+  cmd->add_option("--launcher-arg", o.launcher_args, "Pass ARG to the launcher as is (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--no-rank-env", o.no_rank_env,
+                "Do not set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR ... for the ranks");
+  CLI::Option* dry_run = cmd->add_flag(
+      "--dry-run", o.dry_run,
+      "Print the command instead of running it (writes only the hostfile it names)");
+  cmd->add_flag("--json", o.json, "With --dry-run: print the plan as one JSON object")
+      ->needs(dry_run);
+  cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
+  cmd->footer(
+      "Examples:\n"
+      "  ezpz launch -- python3 train.py --lr 3e-4\n"
+      "  ezpz launch -n 8 --ppn 4 -- python3 train.py\n"
+      "  ezpz launch --nhosts 2 --exclude x4102c5s2b0n0 -- python3 train.py\n"
+      "  ezpz launch -x NCCL_DEBUG=INFO --launcher-arg=--verbose -- ./a.out\n"
+      "  ezpz launch --dry-run --json -- python3 train.py\n"
+      "Everything after '--' (or from the first word that is not an option above) is the\n"
+      "command, passed to every rank exactly as written.");
+  return cmd;
+}
+
+namespace {
+
+std::optional<long> given(const CLI::Option* option, long value) {
+  if (option->count() == 0) return std::nullopt;
+  return value;
+}
+
+// The command: CLI11 leaves it in remaining(); a leading "--" is dropped, and
+// an unknown option before the command is an error, not the command.
+std::vector<std::string> command_words(std::vector<std::string> words) {
+  if (!words.empty() && words.front() == "--") return {words.begin() + 1, words.end()};
+  if (!words.empty() && words.front().size() > 1 && words.front()[0] == '-') {
+    throw Error(fmt::format("launch: unknown option {}; put the command after --", words.front()));
+  }
+  return words;
+}
+
+LaunchRequest to_request(const LaunchOptions& o, const Context& context, const FileReader& files) {
+  LaunchRequest request;
+  request.command = o.command;
+  request.topology = {given(o.nprocs_option, o.nprocs), given(o.ppn_option, o.ppn),
+                      given(o.nhosts_option, o.nhosts)};
+  request.excluded = o.exclude;
+  if (o.exclude_file) {
+    for (const std::string& host : parse_hostfile(files.read(*o.exclude_file))) {
+      request.excluded.push_back(host);
+    }
+  }
+  request.launcher = o.launcher;
+  request.cpu_bind = o.cpu_bind ? o.cpu_bind : get_nonempty(context.env, "CPU_BIND");
+  for (const std::string& assignment : o.env) {
+    request.env.push_back(parse_assignment(assignment, "--env"));
+  }
+  request.launcher_args = o.launcher_args;
+  request.rank_env = !o.no_rank_env;
+  return request;
+}
+
+// --hostfile replaces the scheduler's hosts (deduplicated, in order).
+void apply_hostfile(Allocation& allocation, const std::string& path, const FileReader& files) {
+  std::vector<std::string> lines = parse_hostfile(files.read(path));
+  if (lines.empty()) throw Error(fmt::format("--hostfile {}: no hosts in file", path));
+  allocation.hosts = unique_hosts(lines);
+  allocation.nodefile = lines == allocation.hosts ? path : "";
+  log::debug("hosts: {} from --hostfile {}", allocation.hosts.size(), path);
+}
+
+int master_port(const Env& env) {
+  if (auto text = get_nonempty(env, "MASTER_PORT")) {
+    auto port = parse_count(*text);
+    if (!port || *port < 1 || *port > 65535) {
+      throw Error(fmt::format("MASTER_PORT={}: expected a port number 1-65535", *text));
+    }
+    return static_cast<int>(*port);
+  }
+  return sys::find_free_port();
+}
+
+// Hostfiles go where only this user can write, and survive the run so a
+// --dry-run line can be pasted later.
+std::string run_dir(const Env& env) {
+  if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return *dir;
+  if (auto cache = get_nonempty(env, "XDG_CACHE_HOME")) return *cache + "/ezpz/hostfiles";
+  if (auto home = get_nonempty(env, "HOME")) return *home + "/.cache/ezpz/hostfiles";
+  throw Error("cannot choose where to write the hostfile: set EZPZ_RUN_DIR or HOME");
+}
+
+struct Gathered {
+  PlanInputs inputs;
+  std::string scheduler;
+  std::string machine_rule;
+};
+
+Gathered gather(const LaunchOptions& o, const Context& context, const FileReader& files) {
+  const Env& env = context.env;
+  std::string host = sys::hostname();
+  SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
+  log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
+  Allocation allocation = read_allocation(scheduler.kind, env, files, host);
+  if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
+  log::debug("allocation: job {}, {} hosts: {}", allocation.job_id.empty() ? "-" : allocation.job_id,
+             allocation.hosts.size(), compress_hostlist(allocation.hosts));
+  std::vector<MachineProfile> profiles = load_profiles(sys::read_profile_files(env));
+  ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
+  log::debug("machine: {} ({}; {})", choice.profile->name, choice.rule, choice.profile->source);
+  const MachineProfile& profile = *choice.profile;
+  SlotsPerHost slots = default_slots_per_host(env, allocation, profile.gpus_per_node, profile.name,
+                                              [&env] { return sys::probe_local_accelerators(env); });
+  log::debug("ranks per host: {} ({})", slots.count, slots.source);
+  return {PlanInputs{allocation, profile, slots, master_port(env),
+                     context.self_dir + "/ezpz-rankenv", run_dir(env)},
+          std::string(to_string(scheduler.kind)), choice.rule};
+}
+
+}  // namespace
+
+int run_launch(const LaunchOptions& o, const Context& context) {
+  sys::RealFileReader files;
+  LaunchOptions options = o;
+  options.command = command_words(o.command);
+  LaunchRequest request = to_request(options, context, files);
+  Gathered gathered = gather(options, context, files);
+  PlannedLaunch planned = plan_launch(request, gathered.inputs);
+  log::debug("layout: {} ranks = {} hosts x {} per host", planned.topology.world_size,
+             planned.topology.nhosts, planned.topology.ppn);
+  sys::write_files(planned.plan.files);
+  if (o.dry_run) {
+    PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
+                             gathered.inputs.allocation.job_id};
+    std::string text = o.json ? render_json(planned, plan_context) : render_command(planned.plan);
+    std::fputs((text + "\n").c_str(), stdout);
+    return 0;
+  }
+  log::info("running: {}", render_command(planned.plan));
+  return sys::ProcessExecutor(context.env).run(planned.plan);
+}
+
+}  // namespace ezpz

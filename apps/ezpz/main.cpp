@@ -1,0 +1,33 @@
+// ezpz: launch distributed PyTorch the right way on a laptop, a Slurm cluster
+// or a PBS machine. main reads as the steps it takes; each subcommand lives
+// in its own cmd_<name>.cpp.
+#include <CLI/CLI.hpp>
+
+#include "cmd_launch.hpp"
+#include "context.hpp"
+#include "ezpz/error.hpp"
+#include "ezpz/log.hpp"
+#include "ezpz/sys/world.hpp"
+#include "options.hpp"
+
+int main(int argc, char** argv) {
+  ezpz::Context context{ezpz::sys::capture_environment(), ezpz::sys::self_directory()};
+  CLI::App app{"ezpz: launch distributed PyTorch on laptops, Slurm and PBS machines", "ezpz"};
+  ezpz::GlobalOptions globals;
+  ezpz::LaunchOptions launch;
+  ezpz::setup_globals(app, globals);
+  CLI::App* launch_cmd = ezpz::setup_launch(app, launch);
+  try {
+    app.parse(argc, argv);
+    ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL
+    if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    return ezpz::report_usage_error(e);
+  } catch (const ezpz::Error& e) {
+    return ezpz::report_error(e);
+  }
+}

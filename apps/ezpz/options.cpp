@@ -1,0 +1,47 @@
+#include "options.hpp"
+
+#include <fmt/format.h>
+
+#include "ezpz/log.hpp"
+
+namespace ezpz {
+
+void setup_globals(CLI::App& app, GlobalOptions& options) {
+  app.set_version_flag("--version", fmt::format("ezpz {} ({})", EZPZ_VERSION, EZPZ_GIT_HASH));
+  app.add_flag("-v,--verbose", options.verbose,
+               "Debug output on stderr: which rule chose the scheduler, machine and layout");
+  app.add_flag("-q,--quiet", options.quiet, "Only errors on stderr");
+  app.require_subcommand(0, 1);
+  app.footer(
+      "Examples:\n"
+      "  ezpz launch -- python3 train.py          # every GPU of the allocation\n"
+      "  ezpz launch -n 8 --ppn 4 -- python3 train.py\n"
+      "  ezpz launch --dry-run --json -- python3 train.py\n"
+      "Run 'ezpz SUBCOMMAND --help' for the options of each.");
+}
+
+void apply_globals(const GlobalOptions& options, const Env& env) {
+  log::Level level = log::Level::warn;
+  if (auto text = get_nonempty(env, "EZPZ_LOG_LEVEL")) {
+    auto parsed = log::level_from_string(*text);
+    if (!parsed) {
+      throw Error(fmt::format("EZPZ_LOG_LEVEL={}: expected debug, info, warn or error", *text));
+    }
+    level = *parsed;
+  }
+  if (options.verbose > 0) level = log::Level::debug;
+  if (options.quiet) level = log::Level::quiet;
+  log::set_level(level);
+}
+
+int report_error(const Error& error) {
+  log::write("ezpz: error: ", error.what());
+  return static_cast<int>(error.code());
+}
+
+int report_usage_error(const CLI::ParseError& error) {
+  log::write("ezpz: error: ", error.what());
+  return static_cast<int>(ExitCode::usage);
+}
+
+}  // namespace ezpz

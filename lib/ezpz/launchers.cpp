@@ -1,0 +1,177 @@
+#include "ezpz/launchers.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "ezpz/hostlist.hpp"
+
+namespace ezpz {
+namespace {
+
+// How hosts are handed over: a hostfile path, or a Slurm hostlist expression.
+enum class HostsForm { hostfile, hostlist };
+
+struct Dialect {
+  std::string_view name;
+  std::string_view program;
+  std::vector<std::string_view> leading;  // fixed flags right after the program
+  std::string_view np;                    // flag for the total ranks
+  std::string_view ppn;                   // flag for ranks per host
+  std::string_view nnodes;                // flag for the host count, if the launcher has one
+  std::string_view hosts;                 // flag naming the hosts
+  HostsForm hosts_form;
+  std::string_view cpu_bind;              // flag taking the binding value
+  std::string_view depth;                 // flag taking cores per rank (PALS --depth)
+  std::string_view export_var;            // flag to export one variable (Open MPI's -x)
+};
+
+// A flag ending in '=' takes its value in the same word ("--np=8"); others
+// take it as the next word ("-n 8").
+void add_flag(std::vector<std::string>& argv, std::string_view flag, const std::string& value) {
+  if (flag.empty()) return;
+  if (flag.back() == '=') {
+    argv.push_back(fmt::format("{}{}", flag, value));
+  } else {
+    argv.emplace_back(flag);
+    argv.push_back(value);
+  }
+}
+
+// Cray PALS (Aurora, Polaris): --envall passes ezpz's environment to every rank;
+// --line-buffer keeps ranks' lines whole.
+// MPICH Hydra passes the environment by default; Open MPI needs -x per variable;
+// srun exports the environment by default.
+const std::array<Dialect, 4> k_dialects = {{
+    {"pals", "mpiexec", {"--envall", "--line-buffer"}, "--np=", "--ppn=", "", "--hostfile=",
+     HostsForm::hostfile, "--cpu-bind=", "--depth=", ""},
+    {"hydra", "mpiexec", {}, "-n", "-ppn", "", "-f", HostsForm::hostfile, "-bind-to", "", ""},
+    {"openmpi", "mpirun", {}, "-n", "-N", "", "--hostfile", HostsForm::hostfile, "--bind-to", "",
+     "-x"},
+    // --kill-on-bad-exit: one failing rank ends the step instead of leaving the rest hung.
+    {"srun", "srun", {"-u", "--kill-on-bad-exit=1"}, "-n", "--ntasks-per-node=", "-N",
+     "--nodelist=", HostsForm::hostlist, "--cpu-bind=", "", ""},
+}};
+
+const Dialect* find_dialect(std::string_view name) {
+  for (const Dialect& dialect : k_dialects) {
+    if (dialect.name == name) return &dialect;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> mpi_argv(const Dialect& d, const LauncherInput& in) {
+  std::vector<std::string> argv{std::string(d.program)};
+  argv.insert(argv.end(), d.leading.begin(), d.leading.end());
+  add_flag(argv, d.nnodes, std::to_string(in.hosts.size()));
+  add_flag(argv, d.np, std::to_string(in.world_size));
+  add_flag(argv, d.ppn, std::to_string(in.ppn));
+  if (d.hosts_form == HostsForm::hostlist && !in.hosts.empty()) {
+    add_flag(argv, d.hosts, compress_hostlist(in.hosts));
+  } else if (d.hosts_form == HostsForm::hostfile && !in.hostfile.empty()) {
+    add_flag(argv, d.hosts, in.hostfile);
+  }
+  if (!in.cpu_bind.value.empty()) add_flag(argv, d.cpu_bind, in.cpu_bind.value);
+  if (in.cpu_bind.depth > 0) add_flag(argv, d.depth, std::to_string(in.cpu_bind.depth));
+  if (!d.export_var.empty()) {
+    // Open MPI forwards nothing by default: the ranks need at least the paths.
+    for (const char* name : {"PATH", "LD_LIBRARY_PATH"}) add_flag(argv, d.export_var, name);
+    for (const std::string& name : in.exported) add_flag(argv, d.export_var, name);
+  }
+  return argv;
+}
+
+// torchrun starts the ranks of one host. On one host it runs alone; on several
+// it is started once per host by the MPI launcher and meets at a c10d rendezvous.
+std::vector<std::string> torchrun_argv(const LauncherInput& in) {
+  std::vector<std::string> torchrun{"torchrun"};
+  if (in.hosts.size() <= 1) {
+    torchrun.insert(torchrun.end(), {"--standalone", "--nnodes=1"});
+  } else {
+    torchrun.insert(torchrun.end(),
+                    {fmt::format("--nnodes={}", in.hosts.size()), "--rdzv_backend=c10d",
+                     fmt::format("--rdzv_endpoint={}:{}", in.master_addr, in.master_port),
+                     fmt::format("--rdzv_id={}", in.job_id.empty() ? "ezpz" : in.job_id)});
+  }
+  torchrun.insert(torchrun.end(), {fmt::format("--nproc_per_node={}", in.ppn), "--no_python"});
+  if (in.hosts.size() <= 1) return torchrun;
+  LauncherInput per_host = in;
+  per_host.ppn = 1;
+  per_host.world_size = static_cast<int>(in.hosts.size());
+  per_host.cpu_bind = {};
+  std::vector<std::string> argv = mpi_argv(*find_dialect("hydra"), per_host);
+  argv.insert(argv.end(), torchrun.begin(), torchrun.end());
+  return argv;
+}
+
+}  // namespace
+
+std::string known_launchers() {
+  std::string names;
+  for (const Dialect& dialect : k_dialects) names += fmt::format("{}, ", dialect.name);
+  return names + "torchrun";
+}
+
+bool is_known_launcher(std::string_view name) {
+  return name == "torchrun" || find_dialect(name) != nullptr;
+}
+
+std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input) {
+  if (dialect == "torchrun") return torchrun_argv(input);
+  const Dialect* row = find_dialect(dialect);
+  if (!row) {
+    throw Error(fmt::format("unknown launcher \"{}\"; expected one of {}", dialect,
+                            known_launchers()));
+  }
+  return mpi_argv(*row, input);
+}
+
+bool launcher_sets_rank_env(std::string_view dialect) { return dialect == "torchrun"; }
+
+namespace {
+
+// "1-8", or "1-3,5-8" when a reserved core splits the block.
+std::string format_core_block(const std::vector<int>& cores, size_t first, size_t count) {
+  std::string text;
+  size_t run_start = first;
+  for (size_t i = first; i < first + count; ++i) {
+    bool run_ends = i + 1 == first + count || cores[i + 1] != cores[i] + 1;
+    if (!run_ends) continue;
+    text += fmt::format("{}{}-{}", text.empty() ? "" : ",", cores[run_start], cores[i]);
+    run_start = i + 1;
+  }
+  return text;
+}
+
+std::vector<int> usable_cores(const CpuBind& bind, int socket) {
+  std::vector<int> cores;
+  int first = socket * bind.cores_per_socket;
+  for (int core = first; core < first + bind.cores_per_socket; ++core) {
+    const auto& reserved = bind.reserved_cores;
+    if (std::find(reserved.begin(), reserved.end(), core) == reserved.end()) cores.push_back(core);
+  }
+  return cores;
+}
+
+}  // namespace
+
+CpuBindArgs profile_cpu_bind(const CpuBind& bind, int ppn) {
+  if (bind.style == CpuBind::Style::none) return {};
+  if (bind.style == CpuBind::Style::depth) return {"depth", bind.depth};
+  std::string list = "list";
+  int sockets = std::max(1, std::min(bind.sockets, ppn));
+  for (int socket = 0; socket < sockets; ++socket) {
+    std::vector<int> cores = usable_cores(bind, socket);
+    // Ranks spread evenly: the first (ppn % sockets) sockets take one extra.
+    size_t ranks = ppn / sockets + (socket < ppn % sockets ? 1 : 0);
+    size_t block = cores.size() / std::max<size_t>(ranks, 1);
+    for (size_t rank = 0; rank < ranks && block > 0; ++rank) {
+      list += ":" + format_core_block(cores, rank * block, block);
+    }
+  }
+  return {list, 0};
+}
+
+}  // namespace ezpz

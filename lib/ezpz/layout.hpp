@@ -1,0 +1,50 @@
+#pragma once
+// How many ranks, on how many hosts, how many per host. Pure.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ezpz/allocation.hpp"
+#include "ezpz/env.hpp"
+
+namespace ezpz {
+
+// The ranks-per-host default and where it came from.
+struct SlotsPerHost {
+  int count = 1;
+  std::string source;    // "NGPU_PER_HOST=4", "machine profile aurora", ...
+  bool known = false;    // false for the last-resort default of 1
+};
+
+// First of: NGPU_PER_HOST; what the job asked the scheduler for; the
+// profile's accelerators per node; the local probe; else 1 (unknown).
+// Throws Error when NGPU_PER_HOST is not a positive integer.
+SlotsPerHost default_slots_per_host(const Env& env, const Allocation& allocation,
+                                    int profile_gpus, const std::string& profile_name,
+                                    const std::function<std::optional<int>()>& probe);
+
+struct TopologyRequest {
+  std::optional<long> nprocs;     // -n/--np
+  std::optional<long> ppn;        // --ppn
+  std::optional<long> nhosts;     // -N/--nhosts
+};
+
+struct Topology {
+  int nhosts = 1;
+  int ppn = 1;
+  int world_size = 1;
+  bool operator==(const Topology&) const = default;
+};
+
+// Infers the missing numbers and checks them against `available_hosts` and
+// `slots`. Each error is one sentence naming the flags involved.
+Topology infer_topology(const TopologyRequest& request, int available_hosts,
+                        const SlotsPerHost& slots);
+
+// Hosts after --exclude/--exclude-file (matched by short name) and --nhosts
+// (the first K). Throws Error when nothing is left.
+std::vector<std::string> select_hosts(const std::vector<std::string>& hosts,
+                                      const std::vector<std::string>& excluded);
+
+}  // namespace ezpz

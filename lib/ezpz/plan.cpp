@@ -1,0 +1,110 @@
+#include "ezpz/plan.hpp"
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "ezpz/launchers.hpp"
+
+namespace ezpz {
+namespace {
+
+std::string hostfile_text(const std::vector<std::string>& hosts) {
+  std::string text;
+  for (const std::string& host : hosts) text += host + '\n';
+  return text;
+}
+
+// FNV-1a: the hostfile is named by its content, so rewriting it is idempotent
+// and two jobs never share a name for different host sets.
+std::string content_hash(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", hash);
+}
+
+// The scheduler's own nodefile when it already lists exactly the hosts used;
+// otherwise a file ezpz writes. Local runs need no hostfile.
+std::string choose_hostfile(const std::vector<std::string>& hosts, const PlanInputs& in,
+                            std::vector<FileToWrite>& files) {
+  if (in.allocation.scheduler == SchedulerKind::local && hosts.size() == 1) return "";
+  if (!in.allocation.nodefile.empty() && hosts == in.allocation.hosts) {
+    return in.allocation.nodefile;
+  }
+  std::string text = hostfile_text(hosts);
+  std::string job = in.allocation.job_id.empty() ? "local" : in.allocation.job_id;
+  std::string path = fmt::format("{}/ezpz-{}-{}.hosts", in.run_dir, job, content_hash(text));
+  files.push_back({path, text});
+  return path;
+}
+
+std::string master_addr(const std::vector<std::string>& hosts, const MachineProfile& profile) {
+  if (!profile.master_addr.empty()) return profile.master_addr;
+  if (profile.network_suffix.empty()) return hosts.front();
+  return fmt::format("{}{}", short_host_name(hosts.front()), profile.network_suffix);
+}
+
+std::string choose_launcher(const LaunchRequest& request, const MachineProfile& profile) {
+  std::string name = request.launcher.value_or(profile.launcher);
+  if (!is_known_launcher(name)) {
+    throw Error(fmt::format("{}: unknown launcher \"{}\"; expected one of {}",
+                            request.launcher ? "--launcher" : profile.source, name,
+                            known_launchers()));
+  }
+  return name;
+}
+
+// A user --cpu-bind value replaces the profile's binding.
+CpuBindArgs choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn) {
+  if (request.cpu_bind) return {*request.cpu_bind, 0};
+  return profile_cpu_bind(profile.cpu_bind, ppn);
+}
+
+// Profile env first, then the rank contract, then -x (the user has the last word).
+EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request,
+                 const PlanInputs& in) {
+  EnvList env = in.profile.env;
+  if (request.rank_env && !launcher_sets_rank_env(planned.launcher)) {
+    env.insert(env.end(), {{"MASTER_ADDR", planned.master_addr},
+                           {"MASTER_PORT", std::to_string(in.master_port)},
+                           {"WORLD_SIZE", std::to_string(planned.topology.world_size)},
+                           {"LOCAL_WORLD_SIZE", std::to_string(planned.topology.ppn)},
+                           {"EZPZ_LAUNCHER", planned.launcher}});
+  }
+  env.insert(env.end(), request.env.begin(), request.env.end());
+  return env;
+}
+
+std::vector<std::string> names_of(const EnvList& env) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : env) names.push_back(name);
+  return names;
+}
+
+}  // namespace
+
+PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
+  if (request.command.empty()) throw Error("no command given: ezpz launch [options] -- COMMAND");
+  PlannedLaunch planned;
+  planned.launcher = choose_launcher(request, in.profile);
+  std::vector<std::string> hosts = select_hosts(in.allocation.hosts, request.excluded);
+  planned.topology = infer_topology(request.topology, static_cast<int>(hosts.size()), in.slots);
+  hosts.resize(planned.topology.nhosts);
+  planned.hosts = hosts;
+  planned.master_addr = master_addr(hosts, in.profile);
+  planned.hostfile = choose_hostfile(hosts, in, planned.plan.files);
+  planned.plan.env = rank_env(planned, request, in);
+
+  LauncherInput launcher{planned.topology.world_size, planned.topology.ppn, hosts,
+                         planned.hostfile, choose_cpu_bind(request, in.profile, planned.topology.ppn),
+                         names_of(planned.plan.env), planned.master_addr, in.master_port,
+                         in.allocation.job_id};
+  std::vector<std::string>& argv = planned.plan.argv;
+  argv = launcher_argv(planned.launcher, launcher);
+  argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());
+  argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
+  if (request.rank_env && !launcher_sets_rank_env(planned.launcher)) argv.push_back(in.rankenv);
+  argv.insert(argv.end(), request.command.begin(), request.command.end());
+  return planned;
+}
+
+}  // namespace ezpz

@@ -1,0 +1,41 @@
+#pragma once
+// Schedulers as rows: how each is detected from the environment and how its
+// allocation is read. Pure given an Env and a FileReader.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ezpz/allocation.hpp"
+#include "ezpz/env.hpp"
+#include "ezpz/files.hpp"
+
+namespace ezpz {
+
+struct SchedulerChoice {
+  SchedulerKind kind = SchedulerKind::local;
+  std::string rule;  // which precedence step decided, for -v and doctor
+};
+
+// --scheduler > EZPZ_SCHEDULER > PBS (PBS_JOBID) > Slurm (SLURM_JOB_ID or
+// SLURM_JOBID with a nodelist) > local. Throws Error for an unknown name.
+SchedulerChoice choose_scheduler(const std::optional<std::string>& flag, const Env& env);
+
+// The hosts and job id of the allocation. `hostname` is this host, used by
+// the local scheduler. Throws Error naming the variable or file at fault.
+Allocation read_allocation(SchedulerKind kind, const Env& env, const FileReader& files,
+                           std::string_view hostname);
+
+// Per-scheduler rows (schedulers/<name>.cpp).
+struct SchedulerSpec {
+  SchedulerKind kind;
+  // A sentence naming the variables that revealed it, or nullopt. Must not
+  // throw: a half-set environment is reported by read_allocation.
+  std::optional<std::string> (*detect)(const Env&);
+  Allocation (*read)(const Env&, const FileReader&, std::string_view hostname);
+};
+
+extern const SchedulerSpec k_pbs;
+extern const SchedulerSpec k_slurm;
+extern const SchedulerSpec k_local;
+
+}  // namespace ezpz
