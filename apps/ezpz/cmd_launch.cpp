@@ -14,9 +14,9 @@
 
 namespace ezpz {
 
-CLI::App* setup_launch(CLI::App& app, LaunchOptions& o) {
+CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand("launch", "Launch a command on every rank of the allocation");
-  cmd->fallthrough();
+  add_verbosity_flags(*cmd, globals);
   // Everything from the first word that is not an ezpz option is the command.
   cmd->prefix_command();
   o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks");
@@ -60,12 +60,17 @@ std::optional<long> given(const CLI::Option* option, long value) {
   return value;
 }
 
-// The command: CLI11 leaves it in remaining(); a leading "--" is dropped, and
-// an unknown option before the command is an error, not the command.
-std::vector<std::string> command_words(std::vector<std::string> words) {
-  if (!words.empty() && words.front() == "--") return {words.begin() + 1, words.end()};
+// The command starts at the first word that is not an ezpz option. A "--"
+// after that word is the command's own; an unknown option before the
+// command is an error, not the command.
+std::vector<std::string> command_words(const LaunchOptions& o) {
+  std::vector<std::string> words = o.command;
   if (!words.empty() && words.front().size() > 1 && words.front()[0] == '-') {
     throw Error(fmt::format("launch: unknown option {}; put the command after --", words.front()));
+  }
+  if (o.after_double_dash) {
+    if (!words.empty()) words.push_back("--");
+    words.insert(words.end(), o.after_double_dash->begin(), o.after_double_dash->end());
   }
   return words;
 }
@@ -77,7 +82,7 @@ LaunchRequest to_request(const LaunchOptions& o, const Context& context, const F
                       given(o.nhosts_option, o.nhosts)};
   request.excluded = o.exclude;
   if (o.exclude_file) {
-    for (const std::string& host : parse_hostfile(files.read(*o.exclude_file))) {
+    for (const std::string& host : parse_hostfile(read_naming(files, *o.exclude_file, "--exclude-file"))) {
       request.excluded.push_back(host);
     }
   }
@@ -93,7 +98,7 @@ LaunchRequest to_request(const LaunchOptions& o, const Context& context, const F
 
 // --hostfile replaces the scheduler's hosts (deduplicated, in order).
 void apply_hostfile(Allocation& allocation, const std::string& path, const FileReader& files) {
-  std::vector<std::string> lines = parse_hostfile(files.read(path));
+  std::vector<std::string> lines = parse_hostfile(read_naming(files, path, "--hostfile"));
   if (lines.empty()) throw Error(fmt::format("--hostfile {}: no hosts in file", path));
   allocation.hosts = unique_hosts(lines);
   allocation.nodefile = lines == allocation.hosts ? path : "";
@@ -152,7 +157,7 @@ Gathered gather(const LaunchOptions& o, const Context& context, const FileReader
 int run_launch(const LaunchOptions& o, const Context& context) {
   sys::RealFileReader files;
   LaunchOptions options = o;
-  options.command = command_words(o.command);
+  options.command = command_words(o);
   LaunchRequest request = to_request(options, context, files);
   Gathered gathered = gather(options, context, files);
   PlannedLaunch planned = plan_launch(request, gathered.inputs);

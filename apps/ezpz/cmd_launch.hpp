@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "options.hpp"
 
 namespace ezpz {
 
@@ -25,7 +26,8 @@ struct LaunchOptions {
   bool no_rank_env = false;
   bool dry_run = false;
   bool json = false;
-  std::vector<std::string> command;
+  std::vector<std::string> command;  // words from the first non-option word, before any "--"
+  std::optional<std::vector<std::string>> after_double_dash;
   // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
   CLI::Option* nprocs_option = nullptr;
   CLI::Option* ppn_option = nullptr;
@@ -33,7 +35,7 @@ struct LaunchOptions {
 };
 
 // Declares `ezpz launch` and its options on `app`.
-CLI::App* setup_launch(CLI::App& app, LaunchOptions& options);
+CLI::App* setup_launch(CLI::App& app, LaunchOptions& options, GlobalOptions& globals);
 
 // Gathers, plans, then prints or runs. Returns ezpz's exit status.
 int run_launch(const LaunchOptions& options, const Context& context);

@@ -16,9 +16,11 @@ int main(int argc, char** argv) {
   ezpz::GlobalOptions globals;
   ezpz::LaunchOptions launch;
   ezpz::setup_globals(app, globals);
-  CLI::App* launch_cmd = ezpz::setup_launch(app, launch);
+  CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   try {
-    app.parse(argc, argv);
+    ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
+    app.parse(line.ezpz_words);
+    launch.after_double_dash = line.after_double_dash;
     ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
     std::fputs(app.help().c_str(), stdout);

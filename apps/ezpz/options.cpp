@@ -8,9 +8,7 @@ namespace ezpz {
 
 void setup_globals(CLI::App& app, GlobalOptions& options) {
   app.set_version_flag("--version", fmt::format("ezpz {} ({})", EZPZ_VERSION, EZPZ_GIT_HASH));
-  app.add_flag("-v,--verbose", options.verbose,
-               "Debug output on stderr: which rule chose the scheduler, machine and layout");
-  app.add_flag("-q,--quiet", options.quiet, "Only errors on stderr");
+  add_verbosity_flags(app, options);
   app.require_subcommand(0, 1);
   app.footer(
       "Examples:\n"
@@ -18,6 +16,26 @@ void setup_globals(CLI::App& app, GlobalOptions& options) {
       "  ezpz launch -n 8 --ppn 4 -- python3 train.py\n"
       "  ezpz launch --dry-run --json -- python3 train.py\n"
       "Run 'ezpz SUBCOMMAND --help' for the options of each.");
+}
+
+void add_verbosity_flags(CLI::App& app, GlobalOptions& options) {
+  app.add_flag("-v,--verbose", options.verbose,
+               "Debug output on stderr: which rule chose the scheduler, machine and layout");
+  app.add_flag("-q,--quiet", options.quiet, "Only errors on stderr");
+}
+
+CommandLine split_command_line(int argc, char** argv) {
+  CommandLine line;
+  int end = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      end = i;
+      line.after_double_dash = std::vector<std::string>(argv + i + 1, argv + argc);
+      break;
+    }
+  }
+  for (int i = end - 1; i >= 1; --i) line.ezpz_words.emplace_back(argv[i]);
+  return line;
 }
 
 void apply_globals(const GlobalOptions& options, const Env& env) {

@@ -1,5 +1,9 @@
 #pragma once
 // Options every subcommand shares, and how errors reach the user.
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "ezpz/env.hpp"
@@ -18,6 +22,18 @@ void setup_globals(CLI::App& app, GlobalOptions& options);
 // Sets the log level: -q > -v > EZPZ_LOG_LEVEL > warn. Throws Error for a bad
 // EZPZ_LOG_LEVEL.
 void apply_globals(const GlobalOptions& options, const Env& env);
+
+// argv split at the first "--": ezpz parses the words before it; the words
+// after it belong to the user's command and are never parsed.
+struct CommandLine {
+  std::vector<std::string> ezpz_words;  // reversed, as CLI::App::parse wants them
+  std::optional<std::vector<std::string>> after_double_dash;
+};
+CommandLine split_command_line(int argc, char** argv);
+
+// -v/--verbose and -q/--quiet, declared on a subcommand too so they may
+// follow it (`ezpz launch -v ...`).
+void add_verbosity_flags(CLI::App& app, GlobalOptions& options);
 
 // "ezpz: error: <message>" on stderr; returns the exit status to use.
 int report_error(const Error& error);

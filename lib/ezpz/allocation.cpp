@@ -2,6 +2,11 @@
 
 #include <unordered_set>
 
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "ezpz/files.hpp"
+
 namespace ezpz {
 
 std::string_view short_host_name(std::string_view host) { return host.substr(0, host.find('.')); }
@@ -23,6 +28,14 @@ std::string_view host_of_line(std::string_view line) {
 }
 
 }  // namespace
+
+std::string read_naming(const FileReader& files, const std::string& path, std::string_view origin) {
+  try {
+    return files.read(path);
+  } catch (const Error& error) {
+    throw Error(fmt::format("{}: {}", origin, error.what()), error.code());
+  }
+}
 
 std::vector<std::string> parse_hostfile(std::string_view text) {
   std::vector<std::string> hosts;

@@ -107,8 +107,9 @@ std::vector<std::string> select_hosts(const std::vector<std::string>& hosts,
     if (!dropped.count(short_host_name(host))) kept.push_back(host);
   }
   if (kept.empty()) {
-    throw Error(fmt::format("--exclude leaves no hosts: all {} host{} of the allocation excluded",
-                            hosts.size(), hosts.size() == 1 ? " is" : "s are"));
+    throw Error(fmt::format("--exclude leaves no hosts: all {} host{} of the allocation {} excluded",
+                            hosts.size(), hosts.size() == 1 ? "" : "s",
+                            hosts.size() == 1 ? "is" : "are"));
   }
   return kept;
 }

@@ -1,0 +1,488 @@
+// Machine profiles: YAML text -> MachineProfile, and the choice of one profile
+// for this job. yaml-cpp only tokenizes; every key is converted by hand so
+// that each error can name its file, line and key path.
+#include "ezpz/machine_profile.hpp"
+
+#include <fnmatch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <span>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+
+namespace ezpz {
+namespace {
+
+// Where a value sits, for "<source>:<line>: <path>: <what>".
+struct Where {
+  int line = 1;      // 1-based
+  std::string path;  // "cpu_bind.depth", "launcher_args[2]"; empty for the document
+};
+
+// Carries the file name into every error so that readers need not.
+struct Reader {
+  std::string_view source;
+
+  [[noreturn]] void fail(const Where& at, std::string_view what) const {
+    if (at.path.empty()) throw Error(fmt::format("{}:{}: {}", source, at.line, what));
+    throw Error(fmt::format("{}:{}: {}: {}", source, at.line, at.path, what));
+  }
+};
+
+// yaml-cpp places a null value (`key:` with nothing after it) at the next
+// token, often on a later line, so such values report their key's line.
+int line_of(const YAML::Node& node, int fallback) {
+  if (!node.IsDefined() || node.IsNull() || node.Mark().is_null()) return fallback;
+  return node.Mark().line + 1;
+}
+
+std::string join_path(std::string_view parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
+}
+
+// How a value that has the wrong shape is shown after "got".
+std::string describe(const YAML::Node& node) {
+  if (node.IsScalar()) return fmt::format("\"{}\"", node.Scalar());
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+// ---- scalars -------------------------------------------------------------
+
+std::string read_string(const Reader& r, const YAML::Node& node, const Where& at) {
+  if (!node.IsScalar()) r.fail(at, fmt::format("expected a string, got {}", describe(node)));
+  return node.Scalar();  // as written: `1` and `"1"` both read "1"
+}
+
+// Counts (GPUs, cores, depths) are plain decimal integers >= 0; "0x10", "4.0"
+// and "four" are mistakes worth reporting rather than guessing at.
+int read_count(const Reader& r, const YAML::Node& node, const Where& at) {
+  if (!node.IsScalar()) r.fail(at, fmt::format("expected an integer, got {}", describe(node)));
+  const std::string& text = node.Scalar();
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  bool numeric = !text.empty() && ptr == end && ec != std::errc::invalid_argument;
+  if (!numeric) r.fail(at, fmt::format("expected an integer, got \"{}\"", text));
+  if (text.front() == '-' && (ec != std::errc() || value < 0)) {
+    r.fail(at, fmt::format("expected an integer >= 0, got \"{}\"", text));
+  }
+  if (ec != std::errc() || value > INT_MAX) {
+    r.fail(at, fmt::format("expected an integer <= {}, got \"{}\"", INT_MAX, text));
+  }
+  return static_cast<int>(value);
+}
+
+std::string read_choice(const Reader& r, const YAML::Node& node, const Where& at,
+                        std::span<const std::string_view> allowed) {
+  bool ok =
+      node.IsScalar() && std::find(allowed.begin(), allowed.end(), node.Scalar()) != allowed.end();
+  if (!ok) {
+    r.fail(at, fmt::format("expected one of {}, got {}", fmt::join(allowed, ", "), describe(node)));
+  }
+  return node.Scalar();
+}
+
+// ---- collections ---------------------------------------------------------
+
+// A list; an empty `key:` reads as an empty list (all items commented out).
+template <auto read_item>
+auto read_list(const Reader& r, const YAML::Node& node, const Where& at) {
+  using Item = decltype(read_item(r, node, at));
+  if (node.IsNull()) return std::vector<Item>{};
+  if (!node.IsSequence()) r.fail(at, fmt::format("expected a list, got {}", describe(node)));
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    Where item_at{line_of(node[i], at.line), fmt::format("{}[{}]", at.path, i)};
+    items.push_back(read_item(r, node[i], item_at));
+  }
+  return items;
+}
+
+// One `key: value` of a mapping, located for errors.
+struct Entry {
+  std::string key;
+  YAML::Node value;
+  // The key's line, also for errors in its value: `cpu_bind:` is where a bad
+  // binding is written, even when its keys sit on the lines below.
+  Where at;
+};
+
+// Walks a mapping in file order. Keys must be scalars and appear once
+// (yaml-cpp keeps both copies of a repeated key; the second would be ignored
+// silently). An empty `key:` reads as an empty mapping.
+void for_each_entry(const Reader& r, const YAML::Node& node, const Where& at,
+                    const std::function<void(const Entry&)>& visit) {
+  if (node.IsNull()) return;
+  if (!node.IsMap()) r.fail(at, fmt::format("expected a mapping, got {}", describe(node)));
+  std::map<std::string, int> first_line;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    int line = line_of(it->first, at.line);
+    if (!it->first.IsScalar()) {
+      r.fail({line, at.path}, fmt::format("expected a key name, got {}", describe(it->first)));
+    }
+    Entry entry{it->first.Scalar(), it->second, {line, join_path(at.path, it->first.Scalar())}};
+    auto [seen, fresh] = first_line.emplace(entry.key, line);
+    if (!fresh) r.fail(entry.at, fmt::format("duplicate key (first on line {})", seen->second));
+    visit(entry);
+  }
+}
+
+bool is_variable_name(std::string_view name) {
+  auto word = [](char c) { return c == '_' || std::isalnum(static_cast<unsigned char>(c)); };
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+         std::all_of(name.begin(), name.end(), word);
+}
+
+// NAME: value pairs in file order (env, match.env).
+EnvList read_env_map(const Reader& r, const YAML::Node& node, const Where& at) {
+  EnvList vars;
+  for_each_entry(r, node, at, [&](const Entry& e) {
+    if (!is_variable_name(e.key)) {
+      r.fail(e.at, "not a variable name (letters, digits and _, not starting with a digit)");
+    }
+    vars.emplace_back(e.key, read_string(r, e.value, e.at));
+  });
+  return vars;
+}
+
+// ---- keyed structs: a table of fields per struct -------------------------
+
+template <typename T>
+struct Field {
+  std::string_view key;
+  void (*read)(const Reader&, const YAML::Node&, const Where&, T&);
+};
+
+template <typename M>
+struct MemberOf;
+template <typename T, typename V>
+struct MemberOf<V T::*> {
+  using type = T;
+};
+
+// The usual row: read the value with `read` and store it in `member`.
+template <auto member, auto read>
+void assign(const Reader& r, const YAML::Node& node, const Where& at,
+            typename MemberOf<decltype(member)>::type& out) {
+  out.*member = read(r, node, at);
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+// Suggests the closest known key when it is a plausible typo: at most 3 edits,
+// and fewer edits than the key has letters (so "foo" does not suggest "env").
+template <typename T>
+std::string unknown_key_message(std::string_view key, std::span<const Field<T>> fields) {
+  std::string_view best;
+  std::size_t best_distance = 4;
+  for (const Field<T>& field : fields) {
+    std::size_t distance = edit_distance(key, field.key);
+    if (distance < best_distance && distance < key.size()) {
+      best = field.key;
+      best_distance = distance;
+    }
+  }
+  if (best.empty()) return "unknown key";
+  return fmt::format("unknown key; did you mean \"{}\"?", best);
+}
+
+template <typename T>
+void read_fields(const Reader& r, const YAML::Node& node, const Where& at,
+                 std::span<const Field<T>> fields, T& out) {
+  for_each_entry(r, node, at, [&](const Entry& e) {
+    auto field = std::find_if(fields.begin(), fields.end(),
+                              [&](const Field<T>& f) { return f.key == e.key; });
+    if (field == fields.end()) r.fail(e.at, unknown_key_message(e.key, fields));
+    field->read(r, e.value, e.at, out);
+  });
+}
+
+// ---- the schema ----------------------------------------------------------
+
+constexpr std::array<std::string_view, 3> k_scheduler_names = {"pbs", "slurm", "local"};
+constexpr std::array<std::string_view, 5> k_launchers = {"pals", "hydra", "openmpi", "srun",
+                                                         "torchrun"};
+constexpr std::array<std::string_view, 4> k_devices = {"cuda", "xpu", "rocm", "cpu"};
+constexpr std::array<std::string_view, 6> k_backends = {"nccl", "rccl", "xccl",
+                                                        "ccl",  "gloo", "mpi"};
+// Same order as CpuBind::Style, so a name's index is its value.
+constexpr std::array<std::string_view, 3> k_bind_styles = {"none", "depth", "list"};
+
+template <const auto& allowed>
+std::string read_one_of(const Reader& r, const YAML::Node& node, const Where& at) {
+  return read_choice(r, node, at, allowed);
+}
+
+std::optional<SchedulerKind> read_scheduler(const Reader& r, const YAML::Node& node,
+                                            const Where& at) {
+  return scheduler_from_string(read_choice(r, node, at, k_scheduler_names));
+}
+
+CpuBind::Style read_bind_style(const Reader& r, const YAML::Node& node, const Where& at) {
+  std::string name = read_choice(r, node, at, k_bind_styles);
+  auto index = std::find(k_bind_styles.begin(), k_bind_styles.end(), name) - k_bind_styles.begin();
+  return static_cast<CpuBind::Style>(index);
+}
+
+constexpr std::array<Field<CpuBind>, 5> k_cpu_bind_fields = {{
+    {"style", assign<&CpuBind::style, read_bind_style>},
+    {"depth", assign<&CpuBind::depth, read_count>},
+    {"sockets", assign<&CpuBind::sockets, read_count>},
+    {"cores_per_socket", assign<&CpuBind::cores_per_socket, read_count>},
+    {"reserved_cores", assign<&CpuBind::reserved_cores, read_list<read_count>>},
+}};
+
+// A style's required numbers: the launcher cannot render the binding without them.
+struct BindRule {
+  std::string_view key;
+  std::string_view what;
+  bool (*broken)(const CpuBind&);
+};
+using Style = CpuBind::Style;
+constexpr std::array<BindRule, 3> k_bind_rules = {{
+    {"depth", "style depth needs depth > 0 (cores per rank)",
+     [](const CpuBind& b) { return b.style == Style::depth && b.depth <= 0; }},
+    {"sockets", "style list needs sockets > 0",
+     [](const CpuBind& b) { return b.style == Style::list && b.sockets <= 0; }},
+    {"cores_per_socket", "style list needs cores_per_socket > 0",
+     [](const CpuBind& b) { return b.style == Style::list && b.cores_per_socket <= 0; }},
+}};
+
+// Errors point at the offending key when it is written, else at `cpu_bind:`.
+int key_line(const YAML::Node& map, std::string_view key, int fallback) {
+  if (!map.IsMap()) return fallback;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return line_of(it->first, fallback);
+  }
+  return fallback;
+}
+
+void check_cpu_bind(const Reader& r, const YAML::Node& node, const Where& at, const CpuBind& b) {
+  for (const BindRule& rule : k_bind_rules) {
+    Where key_at{key_line(node, rule.key, at.line), join_path(at.path, rule.key)};
+    if (rule.broken(b)) r.fail(key_at, rule.what);
+  }
+  if (b.style != Style::list) return;  // only a list names cores
+  int cores = b.sockets * b.cores_per_socket;
+  for (std::size_t i = 0; i < b.reserved_cores.size(); ++i) {
+    if (b.reserved_cores[i] < cores) continue;
+    Where core_at{key_line(node, "reserved_cores", at.line),
+                  fmt::format("{}.reserved_cores[{}]", at.path, i)};
+    r.fail(core_at,
+           fmt::format("core {} is not on the node (cores 0-{})", b.reserved_cores[i], cores - 1));
+  }
+}
+
+CpuBind read_cpu_bind(const Reader& r, const YAML::Node& node, const Where& at) {
+  CpuBind bind;
+  read_fields<CpuBind>(r, node, at, k_cpu_bind_fields, bind);
+  check_cpu_bind(r, node, at, bind);
+  return bind;
+}
+
+constexpr std::array<Field<MachineMatch>, 2> k_match_fields = {{
+    {"hostnames", assign<&MachineMatch::hostnames, read_list<read_string>>},
+    {"env", assign<&MachineMatch::env, read_env_map>},
+}};
+
+MachineMatch read_match(const Reader& r, const YAML::Node& node, const Where& at) {
+  MachineMatch match;
+  read_fields<MachineMatch>(r, node, at, k_match_fields, match);
+  return match;
+}
+
+// MASTER_ADDR is "<short host name><suffix>", so the suffix must begin a domain.
+std::string read_suffix(const Reader& r, const YAML::Node& node, const Where& at) {
+  std::string suffix = read_string(r, node, at);
+  if (!suffix.empty() && suffix.front() != '.') {
+    r.fail(at, fmt::format("expected a domain suffix starting with \".\", got \"{}\"", suffix));
+  }
+  return suffix;
+}
+
+// The profile's name is its file's stem; a `name:` key could only disagree.
+void reject_name(const Reader& r, const YAML::Node&, const Where& at, MachineProfile& p) {
+  r.fail(at, fmt::format("not allowed: the name is the file name (\"{}\")", p.name));
+}
+
+using P = MachineProfile;
+constexpr std::array<Field<MachineProfile>, 13> k_profile_fields = {{
+    {"description", assign<&P::description, read_string>},
+    {"match", assign<&P::match, read_match>},
+    {"scheduler", assign<&P::scheduler, read_scheduler>},
+    {"launcher", assign<&P::launcher, read_one_of<k_launchers>>},
+    {"gpus_per_node", assign<&P::gpus_per_node, read_count>},
+    {"device", assign<&P::device, read_one_of<k_devices>>},
+    {"backend", assign<&P::backend, read_one_of<k_backends>>},
+    {"cpu_bind", assign<&P::cpu_bind, read_cpu_bind>},
+    {"env", assign<&P::env, read_env_map>},
+    {"launcher_args", assign<&P::launcher_args, read_list<read_string>>},
+    {"network_suffix", assign<&P::network_suffix, read_suffix>},
+    {"master_addr", assign<&P::master_addr, read_string>},
+    {"name", reject_name},
+}};
+
+YAML::Node load_yaml(const Reader& r, std::string_view text) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    // e.what() starts with yaml-cpp's own "error at line L, column C"; the
+    // line is reported in ezpz's form instead, from the same mark.
+    int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    r.fail({line, ""}, fmt::format("invalid YAML: {}", e.msg));
+  }
+}
+
+}  // namespace
+
+MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_view source) {
+  Reader r{source};
+  YAML::Node root = load_yaml(r, yaml_text);
+  if (!root.IsMap()) r.fail({line_of(root, 1), ""}, "expected a mapping of keys");
+  MachineProfile profile;
+  profile.name = std::filesystem::path(std::string(source)).stem().string();
+  profile.source = std::string(source);
+  read_fields<MachineProfile>(r, root, {}, k_profile_fields, profile);
+  if (profile.launcher.empty()) r.fail({1, "launcher"}, "required key is missing");
+  return profile;
+}
+
+std::vector<MachineProfile> load_profiles(const std::vector<ProfileFile>& files) {
+  std::map<std::string, MachineProfile> by_name;  // sorted by name; a later stem replaces
+  for (const ProfileFile& file : files) {
+    MachineProfile profile = parse_machine_profile(file.text, file.path);
+    by_name.insert_or_assign(profile.name, std::move(profile));
+  }
+  std::vector<MachineProfile> profiles;
+  for (auto& [name, profile] : by_name) profiles.push_back(std::move(profile));
+  return profiles;
+}
+
+namespace {
+
+const MachineProfile* find_profile(const std::vector<MachineProfile>& profiles,
+                                   std::string_view name) {
+  auto it = std::find_if(profiles.begin(), profiles.end(),
+                         [&](const MachineProfile& p) { return p.name == name; });
+  return it == profiles.end() ? nullptr : &*it;
+}
+
+std::string known_names(const std::vector<MachineProfile>& profiles) {
+  if (profiles.empty()) return "none";
+  std::vector<std::string_view> names;
+  for (const MachineProfile& p : profiles) names.push_back(p.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+ProfileChoice by_name(const std::vector<MachineProfile>& profiles, const std::string& name,
+                      std::string_view origin, std::string rule) {
+  const MachineProfile* profile = find_profile(profiles, name);
+  if (profile == nullptr) {
+    throw Error(fmt::format("unknown machine \"{}\" (from {}); known: {}", name, origin,
+                            known_names(profiles)));
+  }
+  return {profile, std::move(rule)};
+}
+
+bool glob_matches(const std::string& pattern, std::string_view text, int flags) {
+  return fnmatch(pattern.c_str(), std::string(text).c_str(), flags) == 0;
+}
+
+// The reason `profile` fits this host, or nullopt: one hostname glob matches
+// (host names are case-insensitive) and every env condition holds.
+std::optional<std::string> match_rule(const MachineProfile& profile, const Env& env,
+                                      std::string_view hostname) {
+  const std::vector<std::string>& globs = profile.match.hostnames;
+  auto glob = std::find_if(globs.begin(), globs.end(), [&](const std::string& g) {
+    return glob_matches(g, hostname, FNM_CASEFOLD);
+  });
+  if (glob == globs.end()) return std::nullopt;
+  std::string rule =
+      fmt::format("hostname {} matches \"{}\" in {}", hostname, *glob, profile.source);
+  for (const auto& [name, pattern] : profile.match.env) {
+    std::optional<std::string> value = get_nonempty(env, name);
+    if (!value || !glob_matches(pattern, *value, 0)) return std::nullopt;
+    rule += fmt::format(" and {} matches \"{}\"", name, pattern);
+  }
+  return rule;
+}
+
+// Profiles with more env conditions are more specific (sirius: x3* and
+// PBS_O_HOST=sirius*) and are tried before the ones they refine (polaris: x3*).
+std::optional<ProfileChoice> match_hostname(const std::vector<MachineProfile>& profiles,
+                                            const Env& env, std::string_view hostname) {
+  std::vector<const MachineProfile*> order;
+  for (const MachineProfile& p : profiles) order.push_back(&p);
+  std::sort(order.begin(), order.end(), [](const MachineProfile* a, const MachineProfile* b) {
+    if (a->match.env.size() != b->match.env.size())
+      return a->match.env.size() > b->match.env.size();
+    return a->name < b->name;
+  });
+  for (const MachineProfile* p : order) {
+    if (auto rule = match_rule(*p, env, hostname)) return ProfileChoice{p, std::move(*rule)};
+  }
+  return std::nullopt;
+}
+
+constexpr std::array<std::pair<SchedulerKind, std::string_view>, 3> k_generic_profiles = {{
+    {SchedulerKind::pbs, "generic-pbs"},
+    {SchedulerKind::slurm, "generic-slurm"},
+    {SchedulerKind::local, "local"},
+}};
+
+ProfileChoice generic_profile(const std::vector<MachineProfile>& profiles,
+                              std::string_view hostname, SchedulerKind scheduler) {
+  auto row = std::find_if(k_generic_profiles.begin(), k_generic_profiles.end(),
+                          [&](const auto& r) { return r.first == scheduler; });
+  std::string_view name = row->second;  // every kind has a row
+  const MachineProfile* profile = find_profile(profiles, name);
+  if (profile == nullptr) {
+    throw Error(fmt::format(
+        "no machine profile matched hostname \"{}\" and the generic profile \"{}\" for {} is "
+        "missing; known: {}",
+        hostname, name, to_string(scheduler), known_names(profiles)));
+  }
+  return {profile,
+          fmt::format("no hostname matched; generic profile for {}", to_string(scheduler))};
+}
+
+}  // namespace
+
+ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
+                             const std::optional<std::string>& flag, const Env& env,
+                             std::string_view hostname, SchedulerKind scheduler) {
+  if (flag) return by_name(profiles, *flag, "--machine", fmt::format("--machine {}", *flag));
+  if (auto named = get_nonempty(env, "EZPZ_MACHINE")) {
+    return by_name(profiles, *named, "EZPZ_MACHINE", fmt::format("EZPZ_MACHINE={}", *named));
+  }
+  if (auto matched = match_hostname(profiles, env, hostname)) return *std::move(matched);
+  return generic_profile(profiles, hostname, scheduler);
+}
+
+}  // namespace ezpz

@@ -1,0 +1,390 @@
+#include "ezpz/sys/world.hpp"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "ezpz/accelerators.hpp"
+#include "ezpz/error.hpp"
+
+extern char** environ;
+
+namespace ezpz::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Long enough for a healthy nvidia-smi, short enough that a hung driver does not
+// hold up the launch.
+constexpr auto k_probe_timeout = std::chrono::seconds(2);
+constexpr std::size_t k_probe_output_limit = 1 << 20;
+
+// "<where>: <strerror(errno)>", the one shape of every system error here.
+Error system_error(std::string_view where, ExitCode code = ExitCode::failure) {
+  return Error(fmt::format("{}: {}", where, std::strerror(errno)), code);
+}
+
+// Owns a file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat info {};
+  return ::access(path.c_str(), X_OK) == 0 && ::stat(path.c_str(), &info) == 0 &&
+         S_ISREG(info.st_mode);
+}
+
+// ---- Running a probe -------------------------------------------------------
+
+// The NULL-terminated char* array that exec wants, pointing into `strings`.
+std::vector<char*> c_array(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& text : strings) pointers.push_back(text.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+std::vector<std::string> env_strings(const Env& env) {
+  std::vector<std::string> strings;
+  for (const auto& [name, value] : env) strings.push_back(name + "=" + value);
+  return strings;
+}
+
+struct Child {
+  pid_t pid;
+  int stdout_fd;  // read end of the child's stdout
+};
+
+// Starts argv (argv[0] a full path, no shell) with stdout on a pipe and
+// stdin/stderr on /dev/null: the tools' warnings must not reach the user.
+std::optional<Child> spawn_captured(std::vector<std::string> argv, const Env& env) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  ::posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  auto envs = env_strings(env);
+  auto args_array = c_array(argv);
+  auto env_array = c_array(envs);
+  pid_t pid = 0;
+  int rc =
+      ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args_array.data(), env_array.data());
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    return std::nullopt;
+  }
+  return Child{pid, fds[0]};
+}
+
+// Appends what `fd` yields until EOF (true) or `deadline` (false).
+bool read_until(int fd, Clock::time_point deadline, std::string& out) {
+  char buffer[4096];
+  for (;;) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd ready{fd, POLLIN, 0};
+    int count = ::poll(&ready, 1, static_cast<int>(left));
+    if (count < 0 && errno != EINTR) return false;
+    if (count <= 0) continue;
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+    // Past the limit keep draining, so that the tool is not stuck on a full pipe.
+    if (n > 0 && out.size() < k_probe_output_limit) out.append(buffer, n);
+  }
+}
+
+// The child's wait status; past `deadline` it is killed, reaped, and nullopt.
+std::optional<int> wait_until(pid_t pid, Clock::time_point deadline) {
+  int status = 0;
+  for (;;) {
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return std::nullopt;
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return std::nullopt;
+}
+
+// The stdout of argv when it exits 0 within the probe timeout.
+std::optional<std::string> run_captured(std::vector<std::string> argv, const Env& env) {
+  auto child = spawn_captured(std::move(argv), env);
+  if (!child) return std::nullopt;
+  auto deadline = Clock::now() + k_probe_timeout;
+  std::string out;
+  bool complete = read_until(child->stdout_fd, deadline, out);
+  ::close(child->stdout_fd);
+  auto status = wait_until(child->pid, complete ? deadline : Clock::now());
+  if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) return std::nullopt;
+  return out;
+}
+
+// ---- Profile search path ---------------------------------------------------
+
+// The search path as configured, lowest precedence first.
+std::vector<std::string> profile_dirs(const Env& env) {
+  std::vector<std::string> dirs;
+#ifdef EZPZ_SOURCE_MACHINES_DIR
+  dirs.emplace_back(EZPZ_SOURCE_MACHINES_DIR);
+#endif
+  dirs.push_back(self_directory() + "/../share/ezpz/machines");
+  if (auto config = get_nonempty(env, "XDG_CONFIG_HOME")) {
+    dirs.push_back(*config + "/ezpz/machines");
+  } else if (auto home = get_nonempty(env, "HOME")) {
+    dirs.push_back(*home + "/.config/ezpz/machines");
+  }
+  if (auto path = get_nonempty(env, "EZPZ_MACHINES_PATH")) {
+    auto entries = split(*path, ':');
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+      if (!it->empty()) dirs.emplace_back(*it);
+    }
+  }
+  return dirs;
+}
+
+// The real paths of the directories that exist. One named twice (the build
+// tree may be the source tree) is kept where its precedence is highest, so
+// that naming it in EZPZ_MACHINES_PATH still lifts it over ~/.config.
+std::vector<std::string> resolve_dirs(const std::vector<std::string>& dirs) {
+  std::vector<std::string> real;
+  for (const auto& dir : dirs) {
+    char buffer[PATH_MAX];
+    if (::realpath(dir.c_str(), buffer) != nullptr) real.emplace_back(buffer);
+  }
+  std::vector<std::string> unique;
+  for (auto it = real.begin(); it != real.end(); ++it) {
+    if (std::find(it + 1, real.end(), *it) == real.end()) unique.push_back(*it);
+  }
+  return unique;
+}
+
+// The names matching the shell's `*.yaml` in `dir`, sorted; none when it
+// cannot be listed (a compiled-in source tree may be another user's).
+std::vector<std::string> yaml_names(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) return names;
+  while (const dirent* entry = ::readdir(handle)) {
+    std::string_view name = entry->d_name;
+    if (name.ends_with(".yaml") && !name.starts_with('.') && entry->d_type != DT_DIR) {
+      names.emplace_back(name);
+    }
+  }
+  ::closedir(handle);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// ---- Atomic writes ---------------------------------------------------------
+
+// mkdir -p of the directories above `path`, mode 0700; existing ones are kept.
+void make_parents(const std::string& path) {
+  for (auto slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    if (::mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) {
+      throw system_error(path);
+    }
+  }
+}
+
+// A new file "<path>.XXXXXX" beside `path`, opened exclusively; parents are
+// made only when missing, to keep the common case to one system call.
+std::pair<int, std::string> create_temp(const std::string& path) {
+  std::string temp = path + ".XXXXXX";
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    make_parents(path);
+    temp = path + ".XXXXXX";
+    fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  }
+  if (fd < 0) throw system_error(path);
+  return {fd, temp};
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+void write_file(const FileToWrite& file) {
+  auto [fd, temp] = create_temp(file.path);
+  bool ok = write_all(fd, file.contents);
+  int error = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error = errno;
+  }
+  if (ok && ::rename(temp.c_str(), file.path.c_str()) != 0) {
+    ok = false;
+    error = errno;
+  }
+  if (ok) return;
+  ::unlink(temp.c_str());
+  errno = error;
+  throw system_error(file.path);
+}
+
+}  // namespace
+
+Env capture_environment() {
+  Env env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text = *entry;
+    auto eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    // emplace keeps the first of duplicate names, as getenv() does.
+    env.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+  }
+  return env;
+}
+
+std::string RealFileReader::read(const std::string& path) const {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw system_error(path, ExitCode::usage);
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n == 0) return text;
+    if (n > 0) {
+      text.append(buffer, static_cast<std::size_t>(n));
+    } else if (errno != EINTR) {
+      throw system_error(path, ExitCode::usage);
+    }
+  }
+}
+
+std::string hostname() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) throw system_error("gethostname");
+  return name;
+}
+
+std::optional<std::string> find_program(const std::string& program, const Env& env) {
+  if (program.empty()) return std::nullopt;
+  if (program.find('/') != std::string::npos) {
+    return is_executable_file(program) ? std::optional(program) : std::nullopt;
+  }
+  // execvp()'s default when PATH is unset: find what it would run.
+  auto path = env.find("PATH");
+  std::string_view dirs = path != env.end() ? std::string_view(path->second) : "/bin:/usr/bin";
+  for (std::string_view dir : split(dirs, ':')) {
+    // An empty entry is the current directory, as for execvp().
+    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, program);
+    if (is_executable_file(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string self_directory() {
+  std::string target(PATH_MAX, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", target.data(), target.size());
+  if (n < 0) throw system_error("/proc/self/exe");
+  target.resize(static_cast<std::size_t>(n));
+  return std::filesystem::path(target).parent_path().string();
+}
+
+std::optional<int> probe_local_accelerators(const Env& env) {
+  for (const auto& probe : accelerator_probes()) {
+    auto path = find_program(std::string(probe.program), env);
+    if (!path) continue;
+    std::vector<std::string> argv{*path};
+    argv.insert(argv.end(), probe.args.begin(), probe.args.end());
+    // A tool that fails or finds nothing (nvidia-smi on a node without its
+    // driver) says nothing about the other vendors': try the next.
+    auto output = run_captured(std::move(argv), env);
+    if (!output) continue;
+    if (int count = probe.count(*output); count > 0) return count;
+  }
+  return std::nullopt;
+}
+
+int find_free_port() {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) throw system_error("free port: socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = 0;  // the kernel picks a free one
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    throw system_error("free port: bind");
+  }
+  socklen_t length = sizeof address;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    throw system_error("free port: getsockname");
+  }
+  return ntohs(address.sin_port);
+}
+
+std::vector<ProfileFile> read_profile_files(const Env& env) {
+  RealFileReader reader;
+  std::vector<ProfileFile> files;
+  for (const auto& dir : resolve_dirs(profile_dirs(env))) {
+    for (const auto& name : yaml_names(dir)) {
+      std::string path = dir + "/" + name;
+      files.push_back({path, reader.read(path)});
+    }
+  }
+  return files;
+}
+
+void write_files(const std::vector<FileToWrite>& files) {
+  for (const auto& file : files) write_file(file);
+}
+
+}  // namespace ezpz::sys

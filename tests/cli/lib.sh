@@ -1,0 +1,30 @@
+# Shared helpers for the CLI tests: run the real ezpz binary in a clean
+# environment and compare what it prints, word for word.
+set -u
+: "${EZPZ_BIN:?set EZPZ_BIN to the ezpz binary}"
+: "${EZPZ_SRC:?set EZPZ_SRC to the source tree}"
+failures=0
+passes=0
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ezpz-test.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+# A minimal environment: nothing from the developer's shell leaks into a test.
+clean_env() {
+  env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="$scratch/home" EZPZ_RUN_DIR="$scratch/run" \
+    MASTER_PORT=29500 "$@"
+}
+
+pass() { passes=$((passes + 1)); }
+fail() { failures=$((failures + 1)); printf 'FAIL: %s\n' "$*" >&2; }
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+  if [ "$2" == "$3" ]; then pass; else
+    fail "$1"; diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") >&2 || true
+  fi
+}
+
+finish() {
+  printf '%d passed, %d failed\n' "$passes" "$failures"
+  [ "$failures" -eq 0 ]
+}

@@ -1,0 +1,408 @@
+// lib/ezpz/sys/executor.cpp against real processes and real signals: no mocks. Every scratch
+// file lives in a fresh mkdtemp directory.
+#include "ezpz/sys/executor.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "tests/catch.hpp"
+
+namespace fs = std::filesystem;
+using ezpz::Env;
+using ezpz::Error;
+using ezpz::ExitCode;
+using ezpz::LaunchPlan;
+using ezpz::sys::ProcessExecutor;
+using ezpz::sys::ProcessOptions;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A fresh directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "ezpz-executor-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// The contents of `path` once a whole line has been written to it, or nullopt after 5 s.
+std::optional<std::string> wait_for_line(const std::string& path) {
+  const auto deadline = Clock::now() + 5s;
+  while (Clock::now() < deadline) {
+    std::string contents = read_file(path);
+    if (!contents.empty() && contents.back() == '\n') return contents;
+    std::this_thread::sleep_for(10ms);
+  }
+  return std::nullopt;
+}
+
+// True once `pid` no longer runs. A zombie counts as gone: whether it is reaped depends on who
+// inherited it (pid 1 or a subreaper), not on ezpz.
+bool process_gone(pid_t pid) {
+  const auto deadline = Clock::now() + 1s;
+  while (Clock::now() < deadline) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
+    auto paren = stat.rfind(')');
+    if (paren != std::string::npos && stat.compare(paren, 3, ") Z") == 0) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+Env base_env() {
+  const char* path = std::getenv("PATH");
+  return Env{{"PATH", path != nullptr ? path : "/usr/bin:/bin"}};
+}
+
+LaunchPlan shell(const std::string& script, std::vector<std::string> args = {}) {
+  LaunchPlan plan{{"sh", "-c", script, "sh"}, {}, {}};
+  plan.argv.insert(plan.argv.end(), args.begin(), args.end());
+  return plan;
+}
+
+Error error_from(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error;
+  }
+  FAIL("no ezpz::Error was thrown");
+  throw std::logic_error("unreachable");
+}
+
+// Blocks `signals` in the calling thread for its lifetime. Threads started meanwhile inherit the
+// mask, so a signal sent to the whole process can only be taken by run()'s sigtimedwait.
+class BlockedSignals {
+ public:
+  explicit BlockedSignals(const std::vector<int>& signals) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : signals) sigaddset(&set, sig);
+    pthread_sigmask(SIG_BLOCK, &set, &saved_);
+  }
+  ~BlockedSignals() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+  BlockedSignals(const BlockedSignals&) = delete;
+  BlockedSignals& operator=(const BlockedSignals&) = delete;
+
+ private:
+  sigset_t saved_{};
+};
+
+// Sends `signals` to this very process (as a user's Ctrl-C or a scheduler's scancel reaches
+// ezpz) once the launcher has written its ready line, `gap` apart.
+class SignalSender {
+ public:
+  SignalSender(std::string ready_file, std::vector<int> signals, std::chrono::milliseconds gap)
+      : blocked_(signals), thread_([=] {
+          wait_for_line(ready_file);
+          for (int sig : signals) {
+            ::kill(::getpid(), sig);
+            std::this_thread::sleep_for(gap);
+          }
+        }) {}
+  ~SignalSender() { thread_.join(); }
+
+ private:
+  BlockedSignals blocked_;  // declared first: the thread must start with the mask in place
+  std::thread thread_;
+};
+
+// Puts `fd` on this process's stdin for its lifetime.
+class StdinSwap {
+ public:
+  explicit StdinSwap(int fd) : saved_(::dup(STDIN_FILENO)) { ::dup2(fd, STDIN_FILENO); }
+  ~StdinSwap() {
+    ::dup2(saved_, STDIN_FILENO);
+    ::close(saved_);
+  }
+  StdinSwap(const StdinSwap&) = delete;
+  StdinSwap& operator=(const StdinSwap&) = delete;
+
+ private:
+  int saved_;
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE("the launcher's exit code is returned", "[executor]") {
+  ProcessExecutor executor(base_env());
+  CHECK(executor.run(LaunchPlan{{"/bin/sh", "-c", "exit 3"}, {}, {}}) == 3);
+  CHECK(executor.run(LaunchPlan{{"true"}, {}, {}}) == 0);
+}
+
+TEST_CASE("a launcher killed by signal N gives 128+N", "[executor]") {
+  ProcessExecutor executor(base_env());
+  CHECK(executor.run(shell("kill -TERM $$")) == 143);
+}
+
+TEST_CASE("the launcher gets exactly the base env plus the plan's env", "[executor]") {
+  TempDir dir;
+  Env base = base_env();
+  base["FOO"] = "from-base";
+  base["KEPT"] = "yes";
+  ProcessExecutor executor(base);
+  LaunchPlan plan =
+      shell(R"(test "$FOO" = bar && test -z "$HOME" && env > "$1")", {dir.file("env")});
+  plan.env = {{"FOO", "bar"}, {"EXTRA", "a b=c"}};
+  REQUIRE(executor.run(plan) == 0);
+
+  std::vector<std::string> lines;
+  std::istringstream env_dump(read_file(dir.file("env")));
+  for (std::string line; std::getline(env_dump, line);) {
+    if (line.rfind("PWD=", 0) != 0) lines.push_back(line);  // dash exports PWD itself
+  }
+  std::sort(lines.begin(), lines.end());
+  CHECK(lines ==
+        std::vector<std::string>{"EXTRA=a b=c", "FOO=bar", "KEPT=yes", "PATH=" + base.at("PATH")});
+}
+
+TEST_CASE("argv reaches the launcher literally, through no shell", "[executor]") {
+  TempDir dir;
+  const std::string marker = dir.file("executed");
+  const std::vector<std::string> args = {
+      "$(touch " + marker + ")", "`touch " + marker + "`", "two words", "", "*",
+      "; touch " + marker};
+  LaunchPlan plan = shell(R"(out=$1; shift; printf '%s\n' "$@" > "$out")", {dir.file("argv")});
+  plan.argv.insert(plan.argv.end(), args.begin(), args.end());
+  REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+
+  std::string expected;
+  for (const std::string& arg : args) expected += arg + "\n";
+  CHECK(read_file(dir.file("argv")) == expected);
+  CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("argv[0] is passed as given, not as the path it was found at", "[executor]") {
+  TempDir dir;
+  LaunchPlan plan = shell(R"(tr '\0' '\n' < /proc/$$/cmdline > "$1")", {dir.file("cmdline")});
+  REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+  CHECK(read_file(dir.file("cmdline")).rfind("sh\n-c\n", 0) == 0);
+}
+
+TEST_CASE("the launcher is looked up on the PATH it will run with", "[executor]") {
+  SECTION("the plan's PATH wins over the base PATH") {
+    ProcessExecutor executor(Env{{"PATH", "/nonexistent"}});
+    LaunchPlan plan = shell("exit 5");
+    plan.env = {{"PATH", base_env().at("PATH")}};
+    CHECK(executor.run(plan) == 5);
+  }
+  SECTION("a launcher missing from that PATH is an error, with nothing run") {
+    ProcessExecutor executor(base_env());
+    LaunchPlan plan = shell("exit 0");
+    plan.env = {{"PATH", "/nonexistent"}};
+    Error error = error_from([&] { executor.run(plan); });
+    CHECK(std::string(error.what()) == "sh: launcher not found on PATH");
+    CHECK(error.code() == ExitCode::not_found);
+  }
+}
+
+TEST_CASE("a missing launcher is a not_found error", "[executor]") {
+  ProcessExecutor executor(base_env());
+  Error error = error_from([&] { executor.run(LaunchPlan{{"ezpz-no-such-launcher"}, {}, {}}); });
+  CHECK(std::string(error.what()) == "ezpz-no-such-launcher: launcher not found on PATH");
+  CHECK(error.code() == ExitCode::not_found);
+}
+
+TEST_CASE("a launcher given by path must be an executable file", "[executor]") {
+  TempDir dir;
+  ProcessExecutor executor(base_env());
+  const std::string script = dir.file("launcher");
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+
+  SECTION("not executable") {
+    Error error = error_from([&] { executor.run(LaunchPlan{{script}, {}, {}}); });
+    CHECK(std::string(error.what()) == script + ": launcher not found or not executable");
+    CHECK(error.code() == ExitCode::not_found);
+  }
+  SECTION("executable, but execve refuses it") {
+    std::ofstream(script) << "not a program\n";
+    fs::permissions(script, fs::perms::owner_all);
+    Error error = error_from([&] { executor.run(LaunchPlan{{script}, {}, {}}); });
+    CHECK(std::string(error.what()) ==
+          fmt::format("{0}: cannot execute {0}: {1}", script, std::strerror(ENOEXEC)));
+    CHECK(error.code() == ExitCode::not_found);
+  }
+}
+
+TEST_CASE("the launcher leads its own process group", "[executor]") {
+  TempDir dir;
+  REQUIRE(
+      ProcessExecutor(base_env()).run(shell(R"(cat /proc/$$/stat > "$1")", {dir.file("stat")})) ==
+      0);
+  // /proc/PID/stat: "pid (comm) state ppid pgrp ..."
+  std::string stat = read_file(dir.file("stat"));
+  std::istringstream after_comm(stat.substr(stat.rfind(')') + 1));
+  std::string state;
+  pid_t parent = 0, group = 0;
+  after_comm >> state >> parent >> group;
+  CHECK(group == std::stoi(stat));
+  CHECK(group != ::getpgrp());
+  CHECK(parent == ::getpid());
+}
+
+TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
+  TempDir dir;
+  LaunchPlan plan = shell(R"(readlink /proc/$$/fd/0 > "$1")", {dir.file("stdin")});
+  SECTION("a file on stdin reaches the launcher") {
+    const std::string input = dir.file("input");
+    std::ofstream(input) << "data\n";
+    const int fd = ::open(input.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    {
+      StdinSwap swap(fd);
+      REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+    }
+    ::close(fd);
+    CHECK(read_file(dir.file("stdin")) == input + "\n");
+  }
+  SECTION("a terminal on stdin is replaced by /dev/null") {
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+    REQUIRE(terminal >= 0);
+    {
+      StdinSwap swap(terminal);
+      REQUIRE(::isatty(STDIN_FILENO));
+      REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+    }
+    ::close(terminal);
+    ::close(master);
+    CHECK(read_file(dir.file("stdin")) == "/dev/null\n");
+  }
+}
+
+TEST_CASE("whatever the launcher leaves in its group is killed when it exits", "[executor]") {
+  TempDir dir;
+  const std::string pid_file = dir.file("leftover");
+  REQUIRE(ProcessExecutor(base_env()).run(shell(R"(sleep 30 & echo $! > "$1")", {pid_file})) == 0);
+  auto leftover = wait_for_line(pid_file);
+  REQUIRE(leftover);
+  CHECK(process_gone(std::stoi(*leftover)));
+}
+
+TEST_CASE("the launcher starts with no blocked and no ignored signals", "[executor]") {
+  TempDir dir;
+  BlockedSignals blocked({SIGINT, SIGUSR1, SIGTERM});
+  struct sigaction ignore {
+  }, saved{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGUSR2, &ignore, &saved);
+  // cp itself is the launcher, copying its own status: a shell would reset its mask on its own.
+  const int code = ProcessExecutor(base_env())
+                       .run(LaunchPlan{{"cp", "/proc/self/status", dir.file("status")}, {}, {}});
+  sigaction(SIGUSR2, &saved, nullptr);
+  REQUIRE(code == 0);
+  std::istringstream status(read_file(dir.file("status")));
+  std::string masks;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigIgn:", 0) == 0) masks += line + "\n";
+  }
+  CHECK(masks == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
+TEST_CASE("run() restores the caller's signal mask", "[executor]") {
+  sigset_t before, after;
+  pthread_sigmask(SIG_SETMASK, nullptr, &before);
+  REQUIRE(ProcessExecutor(base_env()).run(shell("exit 0")) == 0);
+  pthread_sigmask(SIG_SETMASK, nullptr, &after);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD}) {
+    CHECK(sigismember(&before, sig) == sigismember(&after, sig));
+  }
+}
+
+TEST_CASE("SIGTERM to ezpz reaches the launcher's whole group", "[executor]") {
+  TempDir dir;
+  const std::string ready = dir.file("grandchild");
+  // The launcher starts a grandchild in its group, reports its pid, then waits.
+  LaunchPlan plan = shell(R"(sleep 30 & echo $! > "$1"; sleep 30)", {ready});
+  const auto start = Clock::now();
+  int code = -1;
+  {
+    SignalSender sender(ready, {SIGTERM}, 0ms);
+    code = ProcessExecutor(base_env()).run(plan);
+  }
+  CHECK(code == 143);
+  CHECK(seconds_since(start) < 2.0);
+  auto grandchild = wait_for_line(ready);
+  REQUIRE(grandchild);
+  CHECK(process_gone(std::stoi(*grandchild)));
+}
+
+TEST_CASE("a launcher that ignores SIGTERM is killed after the grace period", "[executor]") {
+  TempDir dir;
+  const std::string ready = dir.file("ready");
+  LaunchPlan plan = shell(R"(trap '' TERM; echo ready > "$1"; sleep 30)", {ready});
+  const auto start = Clock::now();
+  int code = -1;
+  {
+    SignalSender sender(ready, {SIGTERM}, 0ms);
+    code = ProcessExecutor(base_env(), ProcessOptions{300ms}).run(plan);
+  }
+  CHECK(code == 137);
+  CHECK(seconds_since(start) >= 0.3);
+  CHECK(seconds_since(start) < 2.0);
+}
+
+TEST_CASE("a second SIGTERM kills the launcher at once", "[executor]") {
+  TempDir dir;
+  const std::string ready = dir.file("ready");
+  LaunchPlan plan = shell(R"(trap '' TERM; echo ready > "$1"; sleep 30)", {ready});
+  const auto start = Clock::now();
+  int code = -1;
+  {
+    SignalSender sender(ready, {SIGTERM, SIGTERM}, 200ms);
+    code = ProcessExecutor(base_env(), ProcessOptions{10s}).run(plan);
+  }
+  CHECK(code == 137);
+  CHECK(seconds_since(start) < 2.0);
+}

@@ -1,0 +1,127 @@
+#include "ezpz/error.hpp"
+#include "ezpz/launchers.hpp"
+#include "ezpz/rank_env.hpp"
+#include "ezpz/render.hpp"
+#include "tests/catch.hpp"
+
+using namespace ezpz;
+
+namespace {
+CpuBind aurora_bind() {
+  CpuBind bind;
+  bind.style = CpuBind::Style::list;
+  bind.sockets = 2;
+  bind.cores_per_socket = 52;
+  bind.reserved_cores = {0, 52};
+  return bind;
+}
+}  // namespace
+
+TEST_CASE("aurora cpu binding is computed for the ranks per node", "[launchers]") {
+  struct Row {
+    int ppn;
+    const char* list;
+  };
+  const std::vector<Row> rows = {
+      // The 12-rank list ALCF documents (and the Python ezpz always emits).
+      {12, "list:1-8:9-16:17-24:25-32:33-40:41-48:53-60:61-68:69-76:77-84:85-92:93-100"},
+      {6, "list:1-17:18-34:35-51:53-69:70-86:87-103"},
+      {2, "list:1-51:53-103"},
+      {1, "list:1-51"},
+      {3, "list:1-25:26-50:53-103"},
+  };
+  for (const Row& row : rows) {
+    INFO("ppn " << row.ppn);
+    CHECK(profile_cpu_bind(aurora_bind(), row.ppn).value == row.list);
+  }
+}
+
+TEST_CASE("a reserved core inside a block splits it into runs", "[launchers]") {
+  CpuBind bind = aurora_bind();
+  bind.sockets = 1;
+  bind.cores_per_socket = 8;
+  bind.reserved_cores = {3};
+  CHECK(profile_cpu_bind(bind, 1).value == "list:0-2,4-7");
+}
+
+TEST_CASE("depth binding renders as --cpu-bind=depth --depth=N on PALS", "[launchers]") {
+  CpuBind bind;
+  bind.style = CpuBind::Style::depth;
+  bind.depth = 8;
+  LauncherInput input;
+  input.world_size = 8;
+  input.ppn = 4;
+  input.hosts = {"a", "b"};
+  input.hostfile = "/h";
+  input.cpu_bind = profile_cpu_bind(bind, 4);
+  CHECK(launcher_argv("pals", input) ==
+        std::vector<std::string>{"mpiexec", "--envall", "--line-buffer", "--np=8", "--ppn=4",
+                                 "--hostfile=/h", "--cpu-bind=depth", "--depth=8"});
+}
+
+TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[launchers]") {
+  LauncherInput input;
+  input.world_size = 4;
+  input.ppn = 2;
+  input.hosts = {"n01", "n02"};
+  input.hostfile = "/h";
+  input.exported = {"MASTER_ADDR"};
+  CHECK(launcher_argv("hydra", input) ==
+        std::vector<std::string>{"mpiexec", "-n", "4", "-ppn", "2", "-f", "/h"});
+  CHECK(launcher_argv("openmpi", input) ==
+        std::vector<std::string>{"mpirun", "-n", "4", "-N", "2", "--hostfile", "/h", "-x", "PATH",
+                                 "-x", "LD_LIBRARY_PATH", "-x", "MASTER_ADDR"});
+  CHECK(launcher_argv("srun", input) ==
+        std::vector<std::string>{"srun", "-u", "--kill-on-bad-exit=1", "-N", "2", "-n", "4",
+                                 "--ntasks-per-node=2", "--nodelist=n[01-02]"});
+  CHECK_THROWS_WITH(launcher_argv("lsf", input),
+                    "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, torchrun");
+}
+
+TEST_CASE("shell quoting reads back unchanged, hostile strings included", "[render]") {
+  struct Row {
+    const char* word;
+    const char* quoted;
+  };
+  const std::vector<Row> rows = {
+      {"python3", "python3"},
+      {"--lr=3e-4", "--lr=3e-4"},
+      {"", "''"},
+      {"two words", "'two words'"},
+      {"$(touch /tmp/pwned)", "'$(touch /tmp/pwned)'"},
+      {"`id`", "'`id`'"},
+      {"it's", "'it'\\''s'"},
+      {"a\nb", "'a\nb'"},
+  };
+  for (const Row& row : rows) CHECK(shell_quote(row.word) == row.quoted);
+}
+
+TEST_CASE("rendered commands never show secret values", "[render]") {
+  LaunchPlan plan;
+  plan.env = {{"WANDB_API_KEY", "abc123"}, {"HF_TOKEN", "hf_x"}, {"MASTER_PORT", "29500"}};
+  plan.argv = {"mpiexec", "python3", "x.py"};
+  CHECK(render_command(plan) ==
+        "WANDB_API_KEY='<redacted>' HF_TOKEN='<redacted>' MASTER_PORT=29500 mpiexec python3 x.py");
+}
+
+namespace {
+const char* hydra_rank_three(const char* name) {
+  static const std::map<std::string, std::string> vars = {{"PMI_RANK", "3"},
+                                                          {"MPI_LOCALRANKID", "1"},
+                                                          {"PMI_SIZE", "4"},
+                                                          {"MPI_LOCALNRANKS", "2"},
+                                                          {"SLURM_PROCID", "7"}};
+  auto it = vars.find(name);
+  return it == vars.end() ? nullptr : it->second.c_str();
+}
+}  // namespace
+
+TEST_CASE("rank env trusts the launcher's own variables first", "[rank_env]") {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(map_rank_env("hydra", hydra_rank_three) ==
+        Pairs{{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}});
+  // Under srun a stale PMI_RANK must not win; srun's missing LOCALID leaves ezpz's value.
+  CHECK(map_rank_env("srun", hydra_rank_three) == Pairs{{"RANK", "7"}});
+  // An unknown launcher takes the first source present.
+  CHECK(map_rank_env("", hydra_rank_three).front() == std::pair<std::string, std::string>{"RANK", "3"});
+}

@@ -1,0 +1,115 @@
+#include "ezpz/error.hpp"
+#include "schedulers/scheduler.hpp"
+#include "tests/catch.hpp"
+#include "tests/support/fake_files.hpp"
+
+using namespace ezpz;
+using ezpz::testing::FakeFiles;
+
+TEST_CASE("scheduler precedence: flag, EZPZ_SCHEDULER, PBS, Slurm, local", "[scheduler]") {
+  struct Row {
+    std::optional<std::string> flag;
+    Env env;
+    SchedulerKind kind;
+    std::string rule;
+  };
+  const Env both = {{"PBS_JOBID", "1.pbs"}, {"SLURM_JOB_ID", "2"}};
+  const std::vector<Row> rows = {
+      {"slurm", both, SchedulerKind::slurm, "--scheduler slurm"},
+      {"LOCAL", both, SchedulerKind::local, "--scheduler LOCAL"},
+      {std::nullopt, {{"EZPZ_SCHEDULER", "slurm"}, {"PBS_JOBID", "1"}}, SchedulerKind::slurm,
+       "EZPZ_SCHEDULER=slurm"},
+      {std::nullopt, both, SchedulerKind::pbs, "PBS_JOBID is set"},
+      {std::nullopt, {{"SLURM_JOBID", "2"}}, SchedulerKind::slurm, "SLURM_JOBID is set"},
+      {std::nullopt, {{"SLURM_JOB_ID", ""}}, SchedulerKind::local,
+       "no PBS or Slurm job variables are set"},
+      {std::nullopt, {}, SchedulerKind::local, "no PBS or Slurm job variables are set"},
+  };
+  for (const Row& row : rows) {
+    SchedulerChoice choice = choose_scheduler(row.flag, row.env);
+    CHECK(choice.kind == row.kind);
+    CHECK(choice.rule == row.rule);
+  }
+  CHECK_THROWS_WITH(choose_scheduler(std::string("lsf"), {}),
+                    "--scheduler: unknown scheduler \"lsf\"; expected pbs, slurm or local");
+  CHECK_THROWS_WITH(choose_scheduler(std::nullopt, {{"EZPZ_SCHEDULER", "sge"}}),
+                    "EZPZ_SCHEDULER: unknown scheduler \"sge\"; expected pbs, slurm or local");
+}
+
+TEST_CASE("pbs nodefile with repeated hosts yields unique hosts in order", "[scheduler]") {
+  FakeFiles files{{"/aux/1.pbs", "n02.x\nn02.x\nn01.x\nn01.x\n"}};
+  Allocation allocation = read_allocation(
+      SchedulerKind::pbs, {{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/aux/1.pbs"}}, files, "me");
+  CHECK(allocation.hosts == std::vector<std::string>{"n02.x", "n01.x"});
+  CHECK(allocation.job_id == "1.pbs");
+  CHECK(allocation.slots_per_host == 2);
+  CHECK(allocation.slots_source == "PBS_NODEFILE lists each host 2 times");
+  CHECK(allocation.nodefile.empty());  // it repeats hosts: ezpz writes its own
+}
+
+TEST_CASE("pbs nodefile listing each host once is handed to the launcher as is", "[scheduler]") {
+  FakeFiles files{{"/aux/1.pbs", "n01\nn02\n"}};
+  Allocation allocation = read_allocation(
+      SchedulerKind::pbs, {{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/aux/1.pbs"}}, files, "me");
+  CHECK(allocation.nodefile == "/aux/1.pbs");
+  CHECK_FALSE(allocation.slots_per_host);
+}
+
+TEST_CASE("uneven pbs slot counts give no slots per host", "[scheduler]") {
+  FakeFiles files{{"/nf", "n01\nn01\nn02\n"}};
+  Allocation allocation =
+      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "1"}, {"PBS_NODEFILE", "/nf"}}, files, "");
+  CHECK(allocation.hosts.size() == 2);
+  CHECK_FALSE(allocation.slots_per_host);
+}
+
+TEST_CASE("broken pbs environments fail naming the variable or file", "[scheduler]") {
+  FakeFiles files{{"/empty", "\n# nothing\n"}};
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "9.pbs"}}, files, ""),
+                    "PBS_JOBID is set (9.pbs) but PBS_NODEFILE is not: run inside the PBS job, "
+                    "or set --scheduler local");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::pbs,
+                                    {{"PBS_JOBID", "9"}, {"PBS_NODEFILE", "/missing"}}, files, ""),
+                    "PBS_NODEFILE: /missing: No such file or directory");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::pbs,
+                                    {{"PBS_JOBID", "9"}, {"PBS_NODEFILE", "/empty"}}, files, ""),
+                    "PBS_NODEFILE /empty: no hosts in file");
+}
+
+TEST_CASE("slurm allocation comes from the nodelist and the tasks asked for", "[scheduler]") {
+  Env env = {{"SLURM_JOB_ID", "42"},
+             {"SLURM_JOB_NODELIST", "n[01-03],login1"},
+             {"SLURM_NTASKS_PER_NODE", "2"}};
+  Allocation allocation = read_allocation(SchedulerKind::slurm, env, FakeFiles{}, "");
+  CHECK(allocation.hosts == std::vector<std::string>{"n01", "n02", "n03", "login1"});
+  CHECK(allocation.job_id == "42");
+  CHECK(allocation.slots_per_host == 2);
+  Env old_names = {{"SLURM_JOBID", "43"}, {"SLURM_NODELIST", "nid[001-002]"}};
+  CHECK(read_allocation(SchedulerKind::slurm, old_names, FakeFiles{}, "").hosts.size() == 2);
+}
+
+TEST_CASE("broken slurm environments fail naming the variable", "[scheduler]") {
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::slurm, {{"SLURM_JOB_ID", "42"}}, FakeFiles{}, ""),
+                    "SLURM_JOB_ID is set (42) but neither SLURM_JOB_NODELIST nor SLURM_NODELIST is");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::slurm,
+                                    {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-"}},
+                                    FakeFiles{}, ""),
+                    "hostlist \"n[1-\": unclosed '['");
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::slurm,
+                      {{"SLURM_JOB_ID", "1"}, {"SLURM_NODELIST", "n1"}, {"SLURM_NTASKS_PER_NODE", "x"}},
+                      FakeFiles{}, ""),
+      "SLURM_NTASKS_PER_NODE=x: expected a positive integer");
+}
+
+TEST_CASE("no scheduler means this host alone", "[scheduler]") {
+  Allocation allocation = read_allocation(SchedulerKind::local, {}, FakeFiles{}, "laptop");
+  CHECK(allocation.hosts == std::vector<std::string>{"laptop"});
+  CHECK(allocation.scheduler == SchedulerKind::local);
+}
+
+TEST_CASE("hostfiles accept comments, slots and hydra's host:n form", "[scheduler]") {
+  CHECK(parse_hostfile("# head\nn01 slots=4\nn02:2\n\n  n03  \r\n") ==
+        std::vector<std::string>{"n01", "n02", "n03"});
+  CHECK(unique_hosts({"a.x", "b", "a.y", "b"}) == std::vector<std::string>{"a.x", "b"});
+}
