@@ -14,14 +14,30 @@
 
 namespace ezpz {
 
+namespace {
+
+// CLI11's own conversion message ("Could not convert: --np = abc") names no
+// expectation; this one does, and runs before conversion.
+const CLI::Validator k_integer(
+    [](std::string& text) {
+      std::string_view digits = text;
+      if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+      if (parse_count(digits)) return std::string();
+      return fmt::format("expected an integer, got \"{}\"", text);
+    },
+    "INT");
+
+}  // namespace
+
 CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand("launch", "Launch a command on every rank of the allocation");
   add_verbosity_flags(*cmd, globals);
   // Everything from the first word that is not an ezpz option is the command.
   cmd->prefix_command();
-  o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks");
-  o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host");
-  o.nhosts_option = cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts");
+  o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")->check(k_integer);
+  o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host")->check(k_integer);
+  o.nhosts_option =
+      cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")->check(k_integer);
   cmd->add_option("--hostfile", o.hostfile, "Take hosts from this file, not the scheduler");
   cmd->add_option("--exclude", o.exclude, "Never use these hosts (comma list, repeatable)")
       ->delimiter(',');
@@ -148,7 +164,7 @@ Gathered gather(const LaunchOptions& o, const Context& context, const FileReader
                                               [&env] { return sys::probe_local_accelerators(env); });
   log::debug("ranks per host: {} ({})", slots.count, slots.source);
   return {PlanInputs{allocation, profile, slots, master_port(env),
-                     context.self_dir + "/ezpz-rankenv", run_dir(env)},
+                     context.self_dir + "/ezpz-rankenv", run_dir(env), env},
           std::string(to_string(scheduler.kind)), choice.rule};
 }
 
@@ -163,8 +179,8 @@ int run_launch(const LaunchOptions& o, const Context& context) {
   PlannedLaunch planned = plan_launch(request, gathered.inputs);
   log::debug("layout: {} ranks = {} hosts x {} per host", planned.topology.world_size,
              planned.topology.nhosts, planned.topology.ppn);
-  sys::write_files(planned.plan.files);
   if (o.dry_run) {
+    sys::write_files(planned.plan.files);  // so the printed line can be pasted
     PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
                              gathered.inputs.allocation.job_id};
     std::string text = o.json ? render_json(planned, plan_context) : render_command(planned.plan);

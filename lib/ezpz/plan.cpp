@@ -59,10 +59,19 @@ CpuBindArgs choose_cpu_bind(const LaunchRequest& request, const MachineProfile& 
   return profile_cpu_bind(profile.cpu_bind, ppn);
 }
 
-// Profile env first, then the rank contract, then -x (the user has the last word).
+// A profile's env values are defaults: what the user already exported wins.
+EnvList profile_defaults(const MachineProfile& profile, const Env& environment) {
+  EnvList defaults;
+  for (const auto& [name, value] : profile.env) {
+    if (!environment.count(name)) defaults.emplace_back(name, value);
+  }
+  return defaults;
+}
+
+// Profile defaults first, then the rank contract, then -x (the user has the last word).
 EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request,
                  const PlanInputs& in) {
-  EnvList env = in.profile.env;
+  EnvList env = profile_defaults(in.profile, in.environment);
   if (request.rank_env && !launcher_sets_rank_env(planned.launcher)) {
     env.insert(env.end(), {{"MASTER_ADDR", planned.master_addr},
                            {"MASTER_PORT", std::to_string(in.master_port)},

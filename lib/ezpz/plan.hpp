@@ -45,6 +45,7 @@ struct PlanInputs {
   int master_port = 0;
   std::string rankenv;   // path of ezpz-rankenv
   std::string run_dir;   // where ezpz writes hostfiles
+  Env environment;       // ezpz's own environment: a variable set there beats a profile default
 };
 
 // The plan and the facts behind it, for --dry-run --json and the logs.

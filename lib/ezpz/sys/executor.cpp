@@ -1,4 +1,5 @@
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/world.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -344,6 +345,8 @@ int ProcessExecutor::run(const LaunchPlan& plan) {
   if (plan.argv.empty()) throw Error("launch plan: no launcher to run", ExitCode::failure);
   const Env env = child_environment(base_, plan.env);
   const std::string path = resolve_launcher(plan.argv.front(), env);
+  // Only once the launcher is known to exist: a failed launch leaves nothing behind.
+  write_files(plan.files);
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
   SupervisedSignalScope signal_scope;
   const pid_t launcher = spawn_launcher(path, plan, env);

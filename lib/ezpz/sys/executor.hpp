@@ -26,6 +26,7 @@ struct ProcessOptions {
 // a background process group never stops on SIGTTIN), in its own process group.
 // Forwards SIGINT, SIGTERM, SIGHUP to that group; after the launcher exits,
 // anything left in its group is killed so nothing is orphaned.
+// Writes plan.files once argv[0] is found, just before spawning.
 // Throws Error(..., ExitCode::not_found) when argv[0] is not on PATH.
 class ProcessExecutor : public Executor {
  public:

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Every bad input: exactly one line on stderr, word for word, the right exit
+# status, nothing on stdout and nothing written to the run directory.
+source "$(dirname "$0")/lib.sh"
+
+aurora_nodefile="$scratch/aurora.nodes"
+printf 'x4102c5s2b0n0\nx4102c5s3b0n0\n' > "$aurora_nodefile"
+: > "$scratch/empty.nodes"
+bad_profiles="$scratch/bad-profiles"
+mkdir -p "$bad_profiles"
+printf 'launcher: pals\ngpus_per_node: four\n' > "$bad_profiles/broken.yaml"
+printf 'launcher: pals\ngpus_per_nod: 4\n' > "$bad_profiles/typo.yaml"
+
+# expect_error NAME STATUS MESSAGE -- ENV... -- ARGS...
+expect_error() {
+  local name=$1 status=$2 message=$3; shift 4
+  local -a env_words=()
+  while [ "$1" != "--" ]; do env_words+=("$1"); shift; done; shift
+  rm -rf "$scratch/run"
+  local out err code
+  out=$(clean_env "${env_words[@]}" "$EZPZ_BIN" "$@" 2>"$scratch/stderr"); code=$?
+  err=$(cat "$scratch/stderr")
+  expect_eq "$name: exit status" "$status" "$code"
+  expect_eq "$name: stderr" "ezpz: error: $message" "$err"
+  expect_eq "$name: stdout" "" "$out"
+  if [ -e "$scratch/run" ]; then fail "$name: wrote $(ls "$scratch/run")"; else pass; fi
+}
+
+aurora=(PBS_JOBID=1.pbs "PBS_NODEFILE=$aurora_nodefile" EZPZ_MACHINE=aurora)
+expect_error "missing nodefile" 2 "PBS_NODEFILE: $scratch/nope: No such file or directory" -- \
+  PBS_JOBID=1.pbs "PBS_NODEFILE=$scratch/nope" -- launch -- true
+expect_error "empty nodefile" 2 "PBS_NODEFILE $scratch/empty.nodes: no hosts in file" -- \
+  PBS_JOBID=1.pbs "PBS_NODEFILE=$scratch/empty.nodes" -- launch -- true
+expect_error "unreadable nodefile (a directory)" 2 "PBS_NODEFILE: $scratch: Is a directory" -- \
+  PBS_JOBID=1.pbs "PBS_NODEFILE=$scratch" -- launch -- true
+expect_error "PBS_JOBID without PBS_NODEFILE" 2 \
+  "PBS_JOBID is set (1.pbs) but PBS_NODEFILE is not: run inside the PBS job, or set --scheduler local" -- \
+  PBS_JOBID=1.pbs -- launch -- true
+expect_error "unclosed bracket" 2 "hostlist \"nid[1-\": unclosed '['" -- \
+  SLURM_JOB_ID=1 "SLURM_JOB_NODELIST=nid[1-" -- launch -- true
+expect_error "backwards range" 2 'hostlist "nid[3-1]": range 3-1 runs backwards' -- \
+  SLURM_JOB_ID=1 "SLURM_JOB_NODELIST=nid[3-1]" -- launch -- true
+expect_error "letters in range" 2 'hostlist "nid[a-b]": "a-b" is not a number or range' -- \
+  SLURM_JOB_ID=1 "SLURM_JOB_NODELIST=nid[a-b]" -- launch -- true
+expect_error "-n 0" 2 "-n/--np must be at least 1, got 0" -- "${aurora[@]}" -- launch -n 0 -- true
+expect_error "-n -1" 2 "-n/--np must be at least 1, got -1" -- "${aurora[@]}" -- launch -n -1 -- true
+expect_error "-n 13 on 2 hosts of 12" 2 "-n 13 cannot be split evenly over 2 hosts" -- \
+  "${aurora[@]}" -- launch -n 13 -- true
+expect_error "-n 48 on 2 hosts of 12" 2 \
+  "-n 48 is more than the 24 slots of 2 hosts x 12 (machine profile aurora); pass --ppn to oversubscribe" -- \
+  "${aurora[@]}" -- launch -n 48 -- true
+expect_error "-n not a number" 2 '--np: expected an integer, got "four"' -- -- launch -n four -- true
+expect_error "--nhosts beyond the allocation" 2 "--nhosts 3 is more than the 2 hosts available" -- \
+  "${aurora[@]}" -- launch --nhosts 3 -- true
+expect_error "exclude everything" 2 \
+  "--exclude leaves no hosts: all 2 hosts of the allocation are excluded" -- \
+  "${aurora[@]}" -- launch --exclude x4102c5s2b0n0,x4102c5s3b0n0.hsn -- true
+expect_error "missing exclude file" 2 "--exclude-file: $scratch/nope: No such file or directory" -- \
+  -- launch --exclude-file "$scratch/nope" -- true
+expect_error "missing hostfile" 2 "--hostfile: $scratch/nope: No such file or directory" -- \
+  -- launch --hostfile "$scratch/nope" -- true
+expect_error "unknown machine" 2 \
+  'unknown machine "nope" (from --machine); known: aurora, frontier, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
+  -- launch --machine nope -- true
+expect_error "unknown machine from env" 2 \
+  'unknown machine "nope" (from EZPZ_MACHINE); known: aurora, frontier, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
+  EZPZ_MACHINE=nope -- launch -- true
+expect_error "malformed profile" 2 \
+  "$bad_profiles/broken.yaml:2: gpus_per_node: expected an integer, got \"four\"" -- \
+  "EZPZ_MACHINES_PATH=$bad_profiles" -- launch -- true
+rm "$bad_profiles/broken.yaml"
+expect_error "misspelt profile key" 2 \
+  "$bad_profiles/typo.yaml:2: gpus_per_nod: unknown key; did you mean \"gpus_per_node\"?" -- \
+  "EZPZ_MACHINES_PATH=$bad_profiles" -- launch -- true
+expect_error "unknown scheduler" 2 '--scheduler: unknown scheduler "lsf"; expected pbs, slurm or local' -- \
+  -- launch --scheduler lsf -- true
+expect_error "unknown launcher" 2 \
+  '--launcher: unknown launcher "aprun"; expected one of pals, hydra, openmpi, srun, torchrun' -- \
+  -- launch --launcher aprun -- true
+expect_error "--env without =" 2 "--env FOO: expected NAME=VALUE" -- -- launch -x FOO -- true
+expect_error "unknown option before the command" 2 \
+  "launch: unknown option --bogus; put the command after --" -- -- launch --bogus python3
+expect_error "no command" 2 "no command given: ezpz launch [options] -- COMMAND" -- -- launch -n 2
+expect_error "--json without --dry-run" 2 "--json requires --dry-run" -- -- launch --json -- true
+expect_error "bad NGPU_PER_HOST" 2 "NGPU_PER_HOST=lots: expected a positive integer" -- \
+  NGPU_PER_HOST=lots -- launch -- true
+expect_error "bad EZPZ_LOG_LEVEL" 2 "EZPZ_LOG_LEVEL=loud: expected debug, info, warn or error" -- \
+  EZPZ_LOG_LEVEL=loud -- launch -- true
+expect_error "bad MASTER_PORT" 2 "MASTER_PORT=http: expected a port number 1-65535" -- \
+  MASTER_PORT=http -- launch -- true
+expect_error "missing launcher" 127 "mpiexec: launcher not found on PATH" -- \
+  PATH=/nonexistent -- launch -n 1 -- true
+expect_error "missing launcher writes no hostfile" 127 "mpiexec: launcher not found on PATH" -- \
+  PATH=/nonexistent "${aurora[@]}" -- launch --exclude x4102c5s2b0n0 -- true
+
+# A hostile command is data: nothing runs it through a shell, even in a plan.
+marker="$scratch/pwned"
+out=$(clean_env "$EZPZ_BIN" launch --dry-run -n 1 -- echo "\$(touch $marker)" "\`touch $marker\`" 2>&1)
+expect_eq "hostile words are quoted in the plan" \
+  "'\$(touch $marker)' '\`touch $marker\`'" "$(printf '%s' "$out" | sed 's/.*ezpz-rankenv echo //')"
+if [ -e "$marker" ]; then fail "a hostile word was executed"; else pass; fi
+finish
