@@ -299,8 +299,8 @@ std::string command_line(const Group& group, const Case& c) {
 }
 
 struct Verdict {
-  bool any_target = false;
   bool met = true;
+  std::vector<std::string> lines;  // one per case with a target, for the summary
 };
 
 // Warm-up, one checked run of each case, then `runs` rounds of every case in turn.
@@ -383,7 +383,6 @@ Verdict print_group(const Group& group, FILE* out) {
     }
     std::string target;
     auto check = [&](bool ok, const std::string& text) {
-      verdict.any_target = true;
       verdict.met = verdict.met && ok;
       if (!target.empty()) target += ", ";
       target += text + (ok ? " ok" : " MISSED");
@@ -393,6 +392,12 @@ Verdict print_group(const Group& group, FILE* out) {
     }
     if (c.max_median) check(median <= *c.max_median, "median<=" + fixed(*c.max_median, 0) + "ms");
     if (c.max_rss_mb) check(rss_mb <= *c.max_rss_mb, "RSS<=" + fixed(*c.max_rss_mb, 0) + "MB");
+    if (!target.empty()) {
+      std::string figures = "median " + fixed(median, 2) + " ms";
+      if (paired) figures += ", added " + added + " ms";
+      if (c.max_rss_mb) figures += ", maxRSS " + fixed(rss_mb, 1) + " MB";
+      verdict.lines.push_back(group.name + " / " + c.label + ": " + figures + " -> " + target);
+    }
     std::string label = c.label + (&c == base ? " *" : "");
     std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %8s  %s\n", static_cast<int>(width),
                  label.c_str(), fixed(median, 3).c_str(), fixed(percentile(ms, 0.1), 3).c_str(),
@@ -681,10 +686,12 @@ int main(int argc, char** argv) {
     for (Group& g : dry_run_scale_groups(s)) groups.push_back(std::move(g));
   }
   bool all_met = true;
+  std::vector<std::string> summary;
   for (Group& g : groups) {
     run_group(g, o, s.scratch);
     Verdict verdict = print_group(g, stdout);
     all_met = all_met && verdict.met;
+    summary.insert(summary.end(), verdict.lines.begin(), verdict.lines.end());
     if (!o.csv.empty()) append_csv(g, o.csv);
     std::fflush(stdout);
   }
@@ -694,7 +701,8 @@ int main(int argc, char** argv) {
               "spawned child starts out\nsharing this harness's memory, so no row reads below "
               "the harness's own %.1f MB.\n",
               static_cast<double>(self.ru_maxrss) / 1024.0);
-  std::printf("targets: %s\n", all_met ? "all met" : "SOME MISSED (see MISSED above)");
+  std::printf("\ntargets: %s\n", all_met ? "all met" : "SOME MISSED");
+  for (const std::string& line : summary) std::printf("  %s\n", line.c_str());
   if (o.keep_tmp) {
     std::printf("scratch kept: %s\n", s.scratch.c_str());
   } else {

@@ -25,7 +25,7 @@ const CLI::Validator k_integer(
       if (parse_count(digits)) return std::string();
       return fmt::format("expected an integer, got \"{}\"", text);
     },
-    "INT");
+    "");
 
 }  // namespace
 
@@ -34,21 +34,34 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
   add_verbosity_flags(*cmd, globals);
   // Everything from the first word that is not an ezpz option is the command.
   cmd->prefix_command();
-  o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")->check(k_integer);
-  o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host")->check(k_integer);
+  o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")
+                         ->type_name("N")
+                         ->check(k_integer);
+  o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host")->type_name("N")->check(k_integer);
   o.nhosts_option =
-      cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")->check(k_integer);
-  cmd->add_option("--hostfile", o.hostfile, "Take hosts from this file, not the scheduler");
+      cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")
+                        ->type_name("N")
+                        ->check(k_integer);
+  cmd->add_option("--hostfile", o.hostfile, "Take hosts from this file, not the scheduler")
+      ->type_name("FILE");
   cmd->add_option("--exclude", o.exclude, "Never use these hosts (comma list, repeatable)")
-      ->delimiter(',');
-  cmd->add_option("--exclude-file", o.exclude_file, "Never use the hosts listed in this file");
-  cmd->add_option("--machine", o.machine, "Machine profile to use (default: detected)");
-  cmd->add_option("--scheduler", o.scheduler, "pbs, slurm or local (default: detected)");
-  cmd->add_option("--launcher", o.launcher, "pals, hydra, openmpi, srun or torchrun");
-  cmd->add_option("--cpu-bind", o.cpu_bind, "CPU binding for the launcher (default: profile's)");
-  cmd->add_option("-x,--env", o.env, "NAME=VALUE to set for every rank (repeatable)");
+      ->delimiter(',')
+      ->type_name("HOST,...");
+  cmd->add_option("--exclude-file", o.exclude_file, "Never use the hosts listed in this file")
+      ->type_name("FILE");
+  cmd->add_option("--machine", o.machine, "Machine profile to use (default: detected)")
+      ->type_name("NAME");
+  cmd->add_option("--scheduler", o.scheduler, "pbs, slurm or local (default: detected)")
+      ->type_name("NAME");
+  cmd->add_option("--launcher", o.launcher, "pals, hydra, openmpi, srun or torchrun (default: profile's)")
+      ->type_name("NAME");
+  cmd->add_option("--cpu-bind", o.cpu_bind, "CPU binding for the launcher (default: profile's, or CPU_BIND)")
+      ->type_name("BIND");
+  cmd->add_option("-x,--env", o.env, "Set NAME=VALUE for every rank (repeatable)")
+      ->type_name("NAME=VALUE");
   cmd->add_option("--launcher-arg", o.launcher_args, "Pass ARG to the launcher as is (repeatable)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("ARG");
   cmd->add_flag("--no-rank-env", o.no_rank_env,
                 "Do not set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR ... for the ranks");
   CLI::Option* dry_run = cmd->add_flag(
@@ -58,6 +71,7 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
       ->needs(dry_run);
   cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
   cmd->footer(
+      "Command: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]\n\n"
       "Examples:\n"
       "  ezpz launch -- python3 train.py --lr 3e-4\n"
       "  ezpz launch -n 8 --ppn 4 -- python3 train.py\n"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds ezpz, ezpz-rankenv and the bench harness (Release), then runs benchmarks.
+#   bench/run.sh [all|launch_overhead|dry_run_scale] [--runs N] [--warmup N] [--csv FILE] ...
+# EZPZ_BENCH_BUILD: the build directory (default <repo>/build-bench); JOBS: build jobs (1).
+set -euo pipefail
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${EZPZ_BENCH_BUILD:-$src/build-bench}
+what=all
+case "${1:-}" in
+  all | launch_overhead | dry_run_scale) what=$1; shift ;;
+esac
+
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"${JOBS:-1}" --target ezpz ezpz-rankenv >/dev/null
+harness=$build/bench/ezpz-bench
+if cmake --build "$build" --target help | grep -qw ezpz-bench; then
+  cmake --build "$build" -j"${JOBS:-1}" --target ezpz-bench >/dev/null
+elif [ ! -x "$harness" ] || [ "$src/bench/bench.cpp" -nt "$harness" ]; then
+  # Not (yet) a target of the top-level CMakeLists: build it the way bench/CMakeLists.txt does.
+  mkdir -p "$build/bench"
+  "${CXX:-c++}" -std=c++20 -O2 -Wall -Wextra -static-libstdc++ -static-libgcc \
+    -DEZPZ_BENCH_BIN_DIR="\"$build\"" "$src/bench/bench.cpp" -o "$harness"
+fi
+grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt" ||
+  echo "warning: $build is not a Release build" >&2
+exec "$harness" "$what" --bin-dir "$build" "$@"
