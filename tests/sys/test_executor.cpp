@@ -330,24 +330,26 @@ TEST_CASE("whatever the launcher leaves in its group is killed when it exits", "
   CHECK(process_gone(std::stoi(*leftover)));
 }
 
-TEST_CASE("the launcher starts with no blocked and no ignored signals", "[executor]") {
+TEST_CASE("the launcher starts with no blocked signals, and nohup's SIGHUP still ignored",
+          "[executor]") {
   TempDir dir;
   BlockedSignals blocked({SIGINT, SIGUSR1, SIGTERM});
   struct sigaction ignore {
   }, saved{};
   ignore.sa_handler = SIG_IGN;
-  sigaction(SIGUSR2, &ignore, &saved);
+  sigaction(SIGHUP, &ignore, &saved);  // as `nohup ezpz launch ...` starts
   // cp itself is the launcher, copying its own status: a shell would reset its mask on its own.
   const int code = ProcessExecutor(base_env())
                        .run(LaunchPlan{{"cp", "/proc/self/status", dir.file("status")}, {}, {}});
-  sigaction(SIGUSR2, &saved, nullptr);
+  sigaction(SIGHUP, &saved, nullptr);
   REQUIRE(code == 0);
   std::istringstream status(read_file(dir.file("status")));
   std::string masks;
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigIgn:", 0) == 0) masks += line + "\n";
   }
-  CHECK(masks == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+  // Bit 0 of SigIgn is signal 1, SIGHUP.
+  CHECK(masks == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000001\n");
 }
 
 TEST_CASE("run() restores the caller's signal mask", "[executor]") {

@@ -41,10 +41,26 @@ constexpr std::array<int, 6> k_forwarded_signals = {SIGINT,  SIGTERM, SIGHUP,
 // (another thread of a caller that did not block it) is still noticed.
 constexpr milliseconds k_poll_interval{500};
 
-sigset_t supervised_signals() {
+// Forwarded signals ezpz inherited as ignored (`nohup ezpz launch ...` ignores SIGHUP): they
+// stay ignored, in ezpz and in the launcher, and are never forwarded.
+sigset_t inherited_ignored_signals() {
+  sigset_t ignored;
+  sigemptyset(&ignored);
+  for (int sig : k_forwarded_signals) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
+      sigaddset(&ignored, sig);
+    }
+  }
+  return ignored;
+}
+
+sigset_t supervised_signals(const sigset_t& ignored) {
   sigset_t signals;
   sigemptyset(&signals);
-  for (int sig : k_forwarded_signals) sigaddset(&signals, sig);
+  for (int sig : k_forwarded_signals) {
+    if (!sigismember(&ignored, sig)) sigaddset(&signals, sig);
+  }
   sigaddset(&signals, SIGCHLD);
   return signals;
 }
@@ -142,8 +158,8 @@ std::vector<std::string> environment_strings(const Env& env) {
 // make the kernel reap the launcher before its status is read. Restores both on exit.
 class SupervisedSignalScope {
  public:
-  SupervisedSignalScope() {
-    const sigset_t signals = supervised_signals();
+  explicit SupervisedSignalScope(const sigset_t& ignored) {
+    const sigset_t signals = supervised_signals(ignored);
     pthread_sigmask(SIG_BLOCK, &signals, &saved_mask_);
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
@@ -165,12 +181,14 @@ class SupervisedSignalScope {
 // Runs in the forked child, before exec (async-signal-safe calls only). Its own process group
 // lets ezpz signal the launcher and everything it starts at once; the launcher must see the
 // signals ezpz blocks, and an ignored signal would stay ignored across exec.
-void prepare_child_process() {
+void prepare_child_process(const sigset_t& ignored) {
   ::setpgid(0, 0);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
-  for (int sig : k_forwarded_signals) sigaction(sig, &default_action, nullptr);
+  for (int sig : k_forwarded_signals) {
+    if (!sigismember(&ignored, sig)) sigaction(sig, &default_action, nullptr);
+  }
   sigaction(SIGCHLD, &default_action, nullptr);
   sigset_t empty;
   sigemptyset(&empty);
@@ -183,12 +201,13 @@ struct LaunchHooks : bp::extend::handler {
   char** argv;
   char** envp;
   bool* exec_failed;
+  const sigset_t* ignored;
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
     exec.cmd_line = argv;
     exec.env = envp;
-    prepare_child_process();
+    prepare_child_process(*ignored);
   }
   // Boost reports a failed execve through a pipe but leaves the dead child unreaped.
   template <class Executor>
@@ -209,11 +228,12 @@ Error spawn_error(const std::string& name, const std::string& path, const std::e
                ExitCode::failure);
 }
 
-pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env& env) {
+pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env& env,
+                     const sigset_t& ignored) {
   CStringArray argv(plan.argv);
   CStringArray envp(environment_strings(env));
   bool exec_failed = false;
-  LaunchHooks hooks{{}, argv.data(), envp.data(), &exec_failed};
+  LaunchHooks hooks{{}, argv.data(), envp.data(), &exec_failed, &ignored};
   std::error_code error;
   auto start = [&](auto&&... stdin_redirect) {
     return bp::child(bp::exe = path, hooks, error, stdin_redirect...);
@@ -323,8 +343,8 @@ std::optional<int> reap_if_exited(pid_t launcher) {
   return exit_code_of(status);
 }
 
-int supervise(pid_t launcher, milliseconds grace) {
-  const sigset_t signals = supervised_signals();
+int supervise(pid_t launcher, milliseconds grace, const sigset_t& ignored) {
+  const sigset_t signals = supervised_signals(ignored);
   SignalForwarder forwarder(launcher, grace);
   while (true) {
     const int sig = wait_for_signal(signals, forwarder.wait_budget());
@@ -348,9 +368,10 @@ int ProcessExecutor::run(const LaunchPlan& plan) {
   // Only once the launcher is known to exist: a failed launch leaves nothing behind.
   write_files(plan.files);
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
-  SupervisedSignalScope signal_scope;
-  const pid_t launcher = spawn_launcher(path, plan, env);
-  return supervise(launcher, options_.grace);
+  const sigset_t ignored = inherited_ignored_signals();
+  SupervisedSignalScope signal_scope(ignored);
+  const pid_t launcher = spawn_launcher(path, plan, env, ignored);
+  return supervise(launcher, options_.grace, ignored);
 }
 
 }  // namespace ezpz::sys
