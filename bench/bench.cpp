@@ -627,6 +627,14 @@ std::string now_utc() {
   return text;
 }
 
+// The 1-minute load average: other work on the machine shows up in every figure.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one.empty() ? "?" : one;
+}
+
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {
@@ -676,8 +684,9 @@ int main(int argc, char** argv) {
   std::printf("ezpz-bench %s | %s | %s %s %s | %ld cores, %s\n", o.what.c_str(),
               now_utc().c_str(), host.sysname, host.release, host.machine,
               ::sysconf(_SC_NPROCESSORS_ONLN), cpu_model().c_str());
-  std::printf("%s (%s) | mpiexec: %s | %d runs/case, alternated, %d warm-up\n", version.c_str(),
-              s.ezpz.c_str(), s.mpiexec.c_str(), o.runs, o.warmup);
+  std::printf("%s (%s) | mpiexec: %s | %d runs/case, alternated, %d warm-up | load %s\n",
+              version.c_str(), s.ezpz.c_str(), s.mpiexec.c_str(), o.runs, o.warmup,
+              load_average().c_str());
   std::fflush(stdout);
 
   std::vector<Group> groups;
@@ -701,6 +710,7 @@ int main(int argc, char** argv) {
               "spawned child starts out\nsharing this harness's memory, so no row reads below "
               "the harness's own %.1f MB.\n",
               static_cast<double>(self.ru_maxrss) / 1024.0);
+  std::printf("load average at the end: %s\n", load_average().c_str());
   std::printf("\ntargets: %s\n", all_met ? "all met" : "SOME MISSED");
   for (const std::string& line : summary) std::printf("  %s\n", line.c_str());
   if (o.keep_tmp) {

@@ -23,4 +23,7 @@ elif [ ! -x "$harness" ] || [ "$src/bench/bench.cpp" -nt "$harness" ]; then
 fi
 grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt" ||
   echo "warning: $build is not a Release build" >&2
+tree=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || tree+=" + uncommitted changes"
+echo "source tree: $tree | build: $build"
 exec "$harness" "$what" --bin-dir "$build" "$@"

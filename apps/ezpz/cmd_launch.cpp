@@ -150,8 +150,7 @@ int master_port(const Env& env) {
 // --dry-run line can be pasted later.
 std::string run_dir(const Env& env) {
   if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return *dir;
-  if (auto cache = get_nonempty(env, "XDG_CACHE_HOME")) return *cache + "/ezpz/hostfiles";
-  if (auto home = get_nonempty(env, "HOME")) return *home + "/.cache/ezpz/hostfiles";
+  if (auto cache = ezpz_cache_dir(env)) return *cache + "/hostfiles";
   throw Error("cannot choose where to write the hostfile: set EZPZ_RUN_DIR or HOME");
 }
 
@@ -170,7 +169,7 @@ Gathered gather(const LaunchOptions& o, const Context& context, const FileReader
   if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
   log::debug("allocation: job {}, {} hosts: {}", allocation.job_id.empty() ? "-" : allocation.job_id,
              allocation.hosts.size(), compress_hostlist(allocation.hosts));
-  std::vector<MachineProfile> profiles = load_profiles(sys::read_profile_files(env));
+  std::vector<MachineProfile> profiles = sys::load_machine_profiles(env);
   ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
   log::debug("machine: {} ({}; {})", choice.profile->name, choice.rule, choice.profile->source);
   const MachineProfile& profile = *choice.profile;

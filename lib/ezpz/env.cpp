@@ -44,6 +44,12 @@ std::pair<std::string, std::string> parse_assignment(std::string_view text, std:
   return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
+std::optional<std::string> ezpz_cache_dir(const Env& env) {
+  if (auto cache = get_nonempty(env, "XDG_CACHE_HOME")) return *cache + "/ezpz";
+  if (auto home = get_nonempty(env, "HOME")) return *home + "/.cache/ezpz";
+  return std::nullopt;
+}
+
 std::optional<long> parse_count(std::string_view text) {
   long value = 0;
   const char* end = text.data() + text.size();

@@ -31,6 +31,10 @@ bool is_secret_name(std::string_view name);
 // or the name is empty.
 std::pair<std::string, std::string> parse_assignment(std::string_view text, std::string_view flag);
 
+// ezpz's per-user cache directory: $XDG_CACHE_HOME/ezpz, else $HOME/.cache/ezpz;
+// nullopt when neither is set.
+std::optional<std::string> ezpz_cache_dir(const Env& env);
+
 // A strict non-negative decimal integer, or nullopt ("12", not "12x" or "-1").
 std::optional<long> parse_count(std::string_view text);
 

@@ -43,6 +43,11 @@ int find_free_port();
 // then each directory of EZPZ_MACHINES_PATH (':'-separated, first wins).
 std::vector<ProfileFile> read_profile_files(const Env& env);
 
+// The machine profiles on the search path, parsed, through the cache in
+// ezpz_cache_dir() (a cache that cannot be read or written is simply skipped).
+// Throws Error for a broken profile file.
+std::vector<MachineProfile> load_machine_profiles(const Env& env);
+
 // Writes each file atomically (temp sibling + rename), creating parent
 // directories with mode 0700. Throws Error naming the path on failure.
 void write_files(const std::vector<FileToWrite>& files);

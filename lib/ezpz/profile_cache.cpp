@@ -1,0 +1,94 @@
+#include "ezpz/profile_cache.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ezpz {
+
+// Field by field, so the struct and the cache cannot drift apart unnoticed:
+// a round-trip test compares every bundled profile with ==.
+void to_json(nlohmann::json& json, const CpuBind& bind) {
+  json = {{"style", static_cast<int>(bind.style)},
+          {"depth", bind.depth},
+          {"sockets", bind.sockets},
+          {"cores_per_socket", bind.cores_per_socket},
+          {"reserved_cores", bind.reserved_cores}};
+}
+
+void from_json(const nlohmann::json& json, CpuBind& bind) {
+  bind.style = static_cast<CpuBind::Style>(json.at("style").get<int>());
+  json.at("depth").get_to(bind.depth);
+  json.at("sockets").get_to(bind.sockets);
+  json.at("cores_per_socket").get_to(bind.cores_per_socket);
+  json.at("reserved_cores").get_to(bind.reserved_cores);
+}
+
+void to_json(nlohmann::json& json, const MachineProfile& p) {
+  json = {{"name", p.name},
+          {"source", p.source},
+          {"description", p.description},
+          {"match_hostnames", p.match.hostnames},
+          {"match_env", p.match.env},
+          {"scheduler", p.scheduler ? std::string(to_string(*p.scheduler)) : ""},
+          {"launcher", p.launcher},
+          {"gpus_per_node", p.gpus_per_node},
+          {"device", p.device},
+          {"backend", p.backend},
+          {"cpu_bind", p.cpu_bind},
+          {"env", p.env},
+          {"launcher_args", p.launcher_args},
+          {"network_suffix", p.network_suffix},
+          {"master_addr", p.master_addr}};
+}
+
+void from_json(const nlohmann::json& json, MachineProfile& p) {
+  json.at("name").get_to(p.name);
+  json.at("source").get_to(p.source);
+  json.at("description").get_to(p.description);
+  json.at("match_hostnames").get_to(p.match.hostnames);
+  json.at("match_env").get_to(p.match.env);
+  p.scheduler = scheduler_from_string(json.at("scheduler").get<std::string>());
+  json.at("launcher").get_to(p.launcher);
+  json.at("gpus_per_node").get_to(p.gpus_per_node);
+  json.at("device").get_to(p.device);
+  json.at("backend").get_to(p.backend);
+  json.at("cpu_bind").get_to(p.cpu_bind);
+  json.at("env").get_to(p.env);
+  json.at("launcher_args").get_to(p.launcher_args);
+  json.at("network_suffix").get_to(p.network_suffix);
+  json.at("master_addr").get_to(p.master_addr);
+}
+
+std::string profile_cache_key(const std::vector<ProfileFile>& files) {
+  // FNV-1a over "path\0text\0" for each file, with the format version first.
+  std::uint64_t hash = 14695981039346656037ull;
+  auto mix = [&hash](std::string_view bytes) {
+    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+    hash = (hash ^ 0) * 1099511628211ull;
+  };
+  mix("ezpz-profile-cache-v1");
+  for (const ProfileFile& file : files) {
+    mix(file.path);
+    mix(file.text);
+  }
+  return fmt::format("{:016x}-{}", hash, files.size());
+}
+
+std::string serialize_profiles(std::string_view key, const std::vector<MachineProfile>& profiles) {
+  return nlohmann::json{{"key", key}, {"profiles", profiles}}.dump();
+}
+
+std::optional<std::vector<MachineProfile>> deserialize_profiles(std::string_view text,
+                                                                std::string_view key) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || json.value("key", "") != key) return std::nullopt;
+  try {
+    return json.at("profiles").get<std::vector<MachineProfile>>();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace ezpz

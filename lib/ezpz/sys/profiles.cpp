@@ -1,0 +1,42 @@
+// Machine profiles from the search path, through a per-user cache of the
+// parsed result (see lib/ezpz/profile_cache.hpp for why).
+#include <fstream>
+#include <sstream>
+
+#include "ezpz/error.hpp"
+#include "ezpz/log.hpp"
+#include "ezpz/profile_cache.hpp"
+#include "ezpz/sys/world.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+std::optional<std::string> read_if_present(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<MachineProfile> load_machine_profiles(const Env& env) {
+  std::vector<ProfileFile> files = read_profile_files(env);
+  std::optional<std::string> cache_dir = ezpz_cache_dir(env);
+  if (!cache_dir) return load_profiles(files);
+  const std::string key = profile_cache_key(files);
+  const std::string path = *cache_dir + "/profiles.json";
+  if (auto text = read_if_present(path)) {
+    if (auto cached = deserialize_profiles(*text, key)) return *cached;
+  }
+  std::vector<MachineProfile> profiles = load_profiles(files);
+  try {
+    write_files({{path, serialize_profiles(key, profiles)}});
+  } catch (const Error& error) {
+    log::debug("profile cache not written: {}", error.what());
+  }
+  return profiles;
+}
+
+}  // namespace ezpz::sys

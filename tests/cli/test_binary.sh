@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The binary itself: version, help, what it links, and the README/CI contract.
+source "$(dirname "$0")/lib.sh"
+
+version=$("$EZPZ_BIN" --version)
+[[ "$version" =~ ^ezpz\ [0-9]+\.[0-9]+\.[0-9]+\ \(([0-9a-f]{12}|unknown)\)$ ]] && pass ||
+  fail "--version printed '$version'"
+
+help=$("$EZPZ_BIN" launch --help); code=$?
+expect_eq "launch --help exits 0" 0 "$code"
+for word in "Examples:" "ezpz launch -n 8 --ppn 4 -- python3 train.py" "--dry-run" "--exclude-file"; do
+  [[ "$help" == *"$word"* ]] && pass || fail "launch --help lacks '$word'"
+done
+
+# ezpz must start fast and work when MPI or libtorch are broken: it links neither.
+linked=$(ldd "$EZPZ_BIN" | grep -Ei 'mpi|torch|c10' || true)
+expect_eq "ezpz links neither MPI nor libtorch" "" "$linked"
+
+# CI runs exactly the README's test command.
+ci_command=$(grep -v '^#' "$EZPZ_SRC/.ci/run" | grep 'ctest')
+grep -qxF "$ci_command" "$EZPZ_SRC/README.md" && pass || fail ".ci/run's command is not in README.md"
+finish

@@ -1,0 +1,228 @@
+# Helpers shared by the integration tests (sourced, not run: ctest only runs
+# test_*.sh). They run real processes, so every wait is a poll with a deadline
+# and every test cleans up what it started, by pid, on any exit.
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+
+# A marker unique to this run, for `sleep MARKER.N` rank processes that can be
+# found (and counted) without mistaking anybody else's.
+marker_base="5$((RANDOM % 9)).$$"
+
+# Commands run on exit (after the ones registered before them), then lib.sh's
+# scratch removal, which this trap replaces.
+exit_hooks=()
+on_exit() { exit_hooks+=("$*"); }
+run_exit_hooks() {
+  local hook
+  for hook in "${exit_hooks[@]}"; do eval "$hook" || true; done
+  rm -rf "$scratch"
+}
+trap run_exit_hooks EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#${t:0:-3})); }
+
+# wait_until SECONDS CMD [ARGS...]: run CMD every 0.1 s until it succeeds (0) or
+# SECONDS pass (1).
+wait_until() {
+  local deadline=$(( $(now_ms) + $1 * 1000 )); shift
+  until "$@"; do
+    [ "$(now_ms)" -ge "$deadline" ] && return 1
+    sleep 0.1
+  done
+}
+
+# The pids of live (not zombie) processes whose whole command line is exactly $1.
+live_pids() {
+  ps -eo pid=,stat=,args= | awk -v want="$1" '
+    { pid = $1; stat = $2; sub(/^[ \t]*[0-9]+[ \t]+[^ \t]+[ \t]+/, "") }
+    $0 == want && stat !~ /^Z/ { print pid }'
+}
+count_live() { live_pids "$1" | wc -l; }
+# has_count N CMDLINE: exactly N live processes run CMDLINE.
+has_count() { [ "$(count_live "$2")" -eq "$1" ]; }
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+  local stat
+  stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [ -n "$stat" ] && [[ $stat != Z* ]]
+}
+all_dead() { local pid; for pid in "$@"; do alive "$pid" && return 1; done; return 0; }
+
+# kill_pids SIG PID...: signal each listed process that is still alive.
+kill_pids() {
+  local sig=$1 pid; shift
+  for pid in "$@"; do alive "$pid" && kill "-$sig" "$pid" 2>/dev/null; done
+  return 0
+}
+# kill_marked CMDLINE: SIGKILL every live process running exactly CMDLINE (a
+# command line carrying this run's marker, so only processes this test started).
+kill_marked() { kill_pids KILL $(live_pids "$1"); }
+
+# children PID: the direct children of PID.
+children() { ps -eo pid=,ppid= | awk -v parent="$1" '$2 == parent { print $1 }'; }
+
+# expect_match NAME EXTENDED-REGEX ACTUAL
+expect_match() {
+  if [[ $3 =~ $2 ]]; then pass; else
+    fail "$1"; printf '  expected to match: %s\n  actual: %s\n' "$2" "$3" >&2
+  fi
+}
+
+# expect_true NAME CMD [ARGS...]
+expect_true() {
+  local name=$1; shift
+  if "$@"; then pass; else fail "$name"; fi
+}
+
+# A rank reporter prints one line per rank: the torch env:// contract and the
+# Hydra host it was placed on (MPICH sets MPIR_CVAR_CH3_INTERFACE_HOSTNAME per
+# proxy). MASTER_PORT comes last so that normalize_ports can strip it.
+reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_SIZE-unset} lsize=${LOCAL_WORLD_SIZE-unset} addr=${MASTER_ADDR-unset} host=${MPIR_CVAR_CH3_INTERFACE_HOSTNAME-unset} port=${MASTER_PORT-unset}"'
+
+# The distinct MASTER_PORT values in reporter output, one a line.
+ports_of() { sed -n 's/.* port=\([^ ]*\)$/\1/p' <<<"$1" | sort -u; }
+# Reporter output without the ports, sorted.
+without_ports() { sed 's/ port=[^ ]*$//' <<<"$1" | sort; }
+
+# expect_one_port NAME OUTPUT: every rank saw the same MASTER_PORT, a valid one.
+expect_one_port() {
+  local ports
+  ports=$(ports_of "$2")
+  if [[ $ports =~ ^[0-9]+$ ]] && [ "$ports" -ge 1 ] && [ "$ports" -le 65535 ]; then pass; else
+    fail "$1: one MASTER_PORT 1-65535 on every rank"; printf '  ports seen: %s\n' "${ports//$'\n'/ }" >&2
+  fi
+}
+
+# The value of a top-level string field in ezpz's pretty-printed plan JSON.
+json_field() { sed -n "s/^  \"$1\": \"\\(.*\\)\",\\{0,1\\}\$/\\1/p" <<<"$2"; }
+
+# --- Signals: start a long job, signal ezpz, check how it ends --------------
+# The caller defines launch_env CMD...: run CMD in the test's environment.
+
+marker_seq=0
+job_shell=""     # the background job
+job_pid=""       # ezpz
+job_cmdline=""   # exactly what each rank runs once started
+job_pids=()      # launcher, its children and the ranks, as seen while running
+
+# start_job NAME NRANKS EZPZ-LAUNCH-OPTIONS... -- RANK-PREFIX...: run
+# `ezpz launch OPTIONS -- RANK-PREFIX sleep MARKER` in the background and wait
+# until NRANKS ranks run `sleep MARKER`. RANK-PREFIX may be empty, or e.g.
+# `sh -c 'trap "" TERM; exec "$0" "$@"'` to run sleep with SIGTERM ignored.
+start_job() {
+  local name=$1 nranks=$2; shift 2
+  local -a options=() prefix=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do options+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  prefix=("$@")
+  marker_seq=$((marker_seq + 1))
+  local marker="$marker_base$marker_seq"
+  job_cmdline="sleep $marker"
+  on_exit "kill_marked '$job_cmdline'"
+  launch_env "$EZPZ_BIN" launch "${options[@]}" -- "${prefix[@]}" sleep "$marker" \
+    >"$scratch/$name.out" 2>"$scratch/$name.err" &
+  job_shell=$!
+  on_exit "kill_pids KILL $job_shell"
+  if ! wait_until 30 has_count "$nranks" "$job_cmdline"; then
+    fail "$name: $nranks ranks running '$job_cmdline' within 30 s (saw $(count_live "$job_cmdline"))"
+    sed 's/^/  stderr: /' "$scratch/$name.err" >&2
+    kill_pids KILL "$job_shell" $(children "$job_shell"); wait "$job_shell" 2>/dev/null
+    kill_marked "$job_cmdline"
+    return 1
+  fi
+  # launch_env is a shell function, so the background job is a subshell that
+  # runs ezpz as its child (unless bash exec'd ezpz in its place).
+  if [[ $(ps -o args= -p "$job_shell") == "$EZPZ_BIN "* ]]; then
+    job_pid=$job_shell
+  else
+    job_pid=$(children "$job_shell")
+  fi
+  on_exit "kill_pids KILL $job_pid"
+  local launcher proxy
+  job_pids=()
+  for launcher in $(children "$job_pid"); do
+    job_pids+=("$launcher")
+    for proxy in $(children "$launcher"); do job_pids+=("$proxy" $(children "$proxy")); done
+  done
+  job_pids+=($(live_pids "$job_cmdline"))
+}
+
+dead() { ! alive "$1"; }
+job_gone() { has_count 0 "$job_cmdline" && all_dead "${job_pids[@]}"; }
+
+# finish_job NAME SECONDS: wait up to SECONDS for ezpz to exit; set job_rc
+# (or fail, kill everything and return 1).
+finish_job() {
+  local name=$1 seconds=$2
+  if ! wait_until "$seconds" dead "$job_pid"; then
+    fail "$name: ezpz still running ${seconds} s after the signal"
+    sed 's/^/  stderr: /' "$scratch/$name.err" >&2
+    kill_pids KILL "$job_pid" "${job_pids[@]}"; wait "$job_shell" 2>/dev/null
+    kill_marked "$job_cmdline"
+    return 1
+  fi
+  wait "$job_shell"  # the subshell's status is ezpz's
+  job_rc=$?
+}
+
+# expect_job_gone NAME: no rank, launcher or proxy of the job is left running.
+expect_job_gone() {
+  if job_gone; then pass; else
+    fail "$1: processes left running after ezpz exited"
+    ps -o pid=,ppid=,stat=,args= -p "$(IFS=,; echo "${job_pids[*]}")" 2>/dev/null | sed 's/^/  left: /' >&2
+    kill_pids KILL "${job_pids[@]}"; kill_marked "$job_cmdline"
+  fi
+}
+
+# sigterm_job NAME NRANKS EZPZ-OPTIONS...: one SIGTERM to ezpz ends the whole
+# job: ezpz exits within 10 s with 128+SIGTERM, and no process of the job is left.
+sigterm_job() {
+  local name=$1 nranks=$2; shift 2
+  start_job "$name" "$nranks" "$@" || return
+  kill -TERM "$job_pid"
+  finish_job "$name" 10 || return
+  expect_eq "$name: exit status 128+SIGTERM (the ranks died of SIGTERM)" 143 "$job_rc"
+  expect_job_gone "$name"
+  expect_true "$name: ezpz says it forwarded SIGTERM" \
+    grep -q "^ezpz: forwarding SIGTERM to the launcher (pid ${job_pids[0]})\$" "$scratch/$name.err"
+}
+
+# sigterm_twice_job NAME NRANKS EZPZ-OPTIONS...: ranks that ignore SIGTERM; a
+# second SIGTERM makes ezpz SIGKILL the launcher at once: exit 128+SIGKILL
+# within 5 s, nothing left.
+sigterm_twice_job() {
+  local name=$1 nranks=$2; shift 2
+  start_job "$name" "$nranks" "$@" -- sh -c 'trap "" TERM; exec "$0" "$@"' || return
+  kill -TERM "$job_pid"
+  if ! wait_until 10 grep -q '^ezpz: forwarding SIGTERM' "$scratch/$name.err"; then
+    fail "$name: ezpz did not report forwarding the first SIGTERM"
+  fi
+  kill -TERM "$job_pid"
+  finish_job "$name" 5 || return
+  expect_eq "$name: exit status 128+SIGKILL" 137 "$job_rc"
+  # The launcher is gone at once; its proxies notice and kill their ranks.
+  if wait_until 5 job_gone; then pass; else expect_job_gone "$name"; fi
+  expect_true "$name: ezpz says it escalated" \
+    grep -q "^ezpz: second SIGTERM; sending SIGKILL to the launcher (pid ${job_pids[0]})\$" "$scratch/$name.err"
+}
+
+# --- The launcher's own exit status ------------------------------------------
+# recording_path LAUNCHER: a PATH whose first directory holds LAUNCHER, a
+# wrapper that runs the real one and writes its exit status to
+# $scratch/LAUNCHER.status before passing it on. For exit-status checks only
+# (the wrapper is one more process between ezpz and the launcher's signals).
+recording_path() {
+  local real dir="$scratch/record"
+  real=$(command -v "$1") || return 1
+  mkdir -p "$dir"
+  printf '#!/bin/sh\n"%s" "$@"\nstatus=$?\necho "$status" >"%s"\nexit "$status"\n' \
+    "$real" "$scratch/$1.status" >"$dir/$1"
+  chmod +x "$dir/$1"
+  rm -f "$scratch/$1.status"
+  echo "$dir:/usr/local/bin:/usr/bin:/bin"
+}
+recorded_status() { cat "$scratch/$1.status" 2>/dev/null || echo "none"; }
+# The value of a top-level number field in the same JSON.
+json_number() { sed -n "s/^  \"$1\": \\([0-9]*\\),\\{0,1\\}\$/\\1/p" <<<"$2"; }

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Real local runs over MPICH's Hydra mpiexec, no scheduler: `ezpz launch -n 2`
+# starts two ranks through ezpz-rankenv; each sees the torch env:// contract.
+# Exit codes, missing programs, hostile arguments and signals, end to end.
+source "$(dirname "$0")/common.sh"
+
+if ! command -v mpiexec >/dev/null; then
+  echo "skipped: no mpiexec on PATH (install mpich)"
+  exit 77
+fi
+
+# No scheduler variables (env -i), and no MASTER_PORT: ezpz picks a free one.
+launch_env() { clean_env env -u MASTER_PORT "$@"; }
+
+timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it
+# run_ezpz NAME [VAR=VALUE...] ARGS...: run ezpz with ARGS (and VARs set); its
+# stdout in $out, stderr in $err, status in $rc.
+run_ezpz() {
+  local name=$1; shift
+  local -a vars=()
+  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
+  launch_env "${vars[@]}" "$timeout_bin" -k 5 50 "$EZPZ_BIN" "$@" >"$scratch/$name.out" 2>"$scratch/$name.err"
+  rc=$?
+  out=$(cat "$scratch/$name.out")
+  err=$(cat "$scratch/$name.err")
+}
+
+# --- The env contract on every rank ------------------------------------------
+run_ezpz contract launch -n 2 -- sh -c "$reporter"
+expect_eq "contract: exit status" 0 "$rc"
+expect_eq "contract: one line per rank, each rank once" \
+  "rank=0 local=0 size=2 lsize=2 addr=127.0.0.1 host=$(hostname)
+rank=1 local=1 size=2 lsize=2 addr=127.0.0.1 host=$(hostname)" "$(without_ports "$out")"
+expect_one_port "contract" "$out"
+
+# A MASTER_PORT in ezpz's environment is the one every rank gets.
+clean_env timeout -k 5 50 "$EZPZ_BIN" launch -n 2 -- sh -c "$reporter" >"$scratch/port.out" 2>"$scratch/port.err"
+expect_eq "MASTER_PORT=29500 given: exit status" 0 "$?"
+expect_eq "MASTER_PORT=29500 given: every rank sees it" 29500 "$(ports_of "$(cat "$scratch/port.out")")"
+
+# --- Exit status: the launcher's own ------------------------------------------
+# mpiexec runs through a wrapper that records the status it gave ezpz.
+record_path=$(recording_path mpiexec)
+run_ezpz exit3 PATH="$record_path" launch -n 2 -- sh -c 'exit $(( RANK == 1 ? 3 : 0 ))'
+expect_eq "rank 1 exits 3: the launcher exits 3" 3 "$(recorded_status mpiexec)"
+expect_eq "rank 1 exits 3: ezpz exits 3" 3 "$rc"
+
+# A rank killed by a signal: the contract says 128+N. Hydra itself reports N
+# or 255 (it varies from run to run); ezpz passes on the launcher's status, or
+# gives 128+N.
+record_path=$(recording_path mpiexec)
+run_ezpz rankkill PATH="$record_path" launch -n 2 -- sh -c '[ "$RANK" = 1 ] && kill -KILL $$; exit 0'
+launcher_rc=$(recorded_status mpiexec)
+expect_match "rank 1 killed by SIGKILL: ezpz exits 137 or the launcher's status ($launcher_rc)" \
+  "^(137|$launcher_rc)\$" "$rc"
+expect_true "rank 1 killed by SIGKILL: a failure" test "$rc" -ne 0
+
+# --- A command that does not exist --------------------------------------------
+run_ezpz nocommand launch -n 2 -- /nonexistent/prog
+expect_eq "missing command: exit status 127, as a shell's" 127 "$rc"
+expect_eq "missing command: one clear line per rank" \
+  "ezpz-rankenv: /nonexistent/prog: No such file or directory
+ezpz-rankenv: /nonexistent/prog: No such file or directory" "$(grep '^ezpz-rankenv:' <<<"$err")"
+
+# --- No launcher on PATH (ezpz by absolute path; /bin is /usr/bin here) ------
+mkdir -p "$scratch/emptybin"
+run_ezpz nolauncher PATH="/nonexistent:$scratch/emptybin" launch -n 2 -- true
+expect_eq "no mpiexec on PATH: exit status" 127 "$rc"
+expect_eq "no mpiexec on PATH: the error" "ezpz: error: mpiexec: launcher not found on PATH" "$err"
+expect_eq "no mpiexec on PATH: nothing on stdout" "" "$out"
+
+# --- Hostile arguments reach the command literally ----------------------------
+pwned="$scratch/pwned"
+run_ezpz hostile launch -n 2 -- sh -c 'printf "%s|%s|%s\n" "$1" "$2" "$3"' x \
+  "\$(touch $pwned)" "\`touch $pwned\`; touch $pwned" "a  'b' \"c\" \\ * ?"
+expect_eq "hostile: exit status" 0 "$rc"
+line="\$(touch $pwned)|\`touch $pwned\`; touch $pwned|a  'b' \"c\" \\ * ?"
+expect_eq "hostile: arguments printed literally by both ranks" "$line"$'\n'"$line" "$out"
+expect_true "hostile: nothing was executed" test ! -e "$pwned"
+
+# --- -x NAME=VALUE reaches every rank -----------------------------------------
+run_ezpz env launch -n 2 -x FOO=bar -x "SPACED=a  b \$c" -- sh -c 'echo "rank=$RANK foo=$FOO spaced=$SPACED"'
+expect_eq "-x: exit status" 0 "$rc"
+expect_eq "-x: every rank sees the values" \
+  'rank=0 foo=bar spaced=a  b $c
+rank=1 foo=bar spaced=a  b $c' "$(sort <<<"$out")"
+
+# --- --no-rank-env: ezpz sets nothing; the launcher's own variables remain ----
+run_ezpz norankenv launch -n 2 --no-rank-env -- sh -c "$reporter"' pmi=$PMI_RANK'
+expect_eq "--no-rank-env: exit status" 0 "$rc"
+expect_eq "--no-rank-env: no RANK, WORLD_SIZE, MASTER_* from ezpz" \
+  "rank=unset local=unset size=unset lsize=unset addr=unset host=$(hostname) port=unset pmi=0
+rank=unset local=unset size=unset lsize=unset addr=unset host=$(hostname) port=unset pmi=1" \
+  "$(sort <<<"$out")"
+
+# --- Signals -------------------------------------------------------------------
+sigterm_job "sigterm" 2 -n 2
+sigterm_twice_job "sigterm-twice" 2 -n 2
+
+finish

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# A simulated two-node PBS job on this one machine. PBS's contract with a job
+# is PBS_JOBID plus PBS_NODEFILE (one line per slot); the two "nodes" n01 and
+# n02 are loopback addresses in /etc/hosts, and HYDRA_LAUNCHER=fork makes
+# MPICH's Hydra start the "remote" proxies locally. Each rank still sees the
+# host Hydra placed it on (MPIR_CVAR_CH3_INTERFACE_HOSTNAME), so placement,
+# --nhosts, --exclude, the hostfile, exit codes and signals are all checked
+# against real processes.
+source "$(dirname "$0")/common.sh"
+
+if ! command -v mpiexec >/dev/null; then
+  echo "skipped: no mpiexec on PATH (install mpich)"
+  exit 77
+fi
+
+# --- The fake nodes: n01 and n02 must resolve --------------------------------
+hosts_mark="# ezpz-test"
+remove_marked_hosts() {
+  local kept
+  kept=$(grep -v -F -- "$hosts_mark" /etc/hosts)
+  # Rewritten in place, not replaced: /etc/hosts may be a bind mount.
+  printf '%s\n' "$kept" >/etc/hosts
+}
+missing=()
+for entry in "127.0.0.2 n01" "127.0.0.3 n02"; do
+  getent hosts "${entry#* }" >/dev/null || missing+=("$entry")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || [ ! -w /etc/hosts ]; then
+    echo "skipped: hosts ${missing[*]#* } do not resolve, and adding them to /etc/hosts needs root"
+    exit 77
+  fi
+  on_exit remove_marked_hosts
+  remove_marked_hosts  # stale entries from an interrupted run
+  for entry in "127.0.0.2 n01" "127.0.0.3 n02"; do
+    getent hosts "${entry#* }" >/dev/null || printf '%s %s\n' "$entry" "$hosts_mark" >>/etc/hosts
+  done
+fi
+for host in n01 n02; do
+  if ! getent hosts "$host" >/dev/null; then
+    echo "skipped: $host does not resolve even after adding it to /etc/hosts"
+    exit 77
+  fi
+done
+
+# --- The job's environment, as PBS sets it -----------------------------------
+nodefile="$scratch/aux/4242.pbs-sim"
+mkdir -p "$scratch/aux" "$scratch/work"
+printf '%s\n' n01 n01 n02 n02 >"$nodefile"  # one line per slot (mpiprocs=2)
+pbs_env=(PBS_JOBID=4242.pbs-sim PBS_NODEFILE="$nodefile" PBS_O_WORKDIR="$scratch/work"
+         PBS_QUEUE=debug PBS_JOBNAME=ezpz-sim PBS_ENVIRONMENT=PBS_BATCH PBS_O_HOST=login1
+         PBS_NODENUM=0 PBS_TASKNUM=1 HYDRA_LAUNCHER=fork)
+# No MASTER_PORT (ezpz picks one), no EZPZ_MACHINE (ezpz picks generic-pbs).
+launch_env() { clean_env env -u MASTER_PORT -u EZPZ_MACHINE "${pbs_env[@]}" "$@"; }
+
+timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it
+# run_ezpz NAME [VAR=VALUE...] ARGS...: run ezpz with ARGS (and VARs set); its
+# stdout in $out, stderr in $err, status in $rc.
+run_ezpz() {
+  local name=$1; shift
+  local -a vars=()
+  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
+  launch_env "${vars[@]}" "$timeout_bin" -k 5 50 "$EZPZ_BIN" "$@" >"$scratch/$name.out" 2>"$scratch/$name.err"
+  rc=$?
+  out=$(cat "$scratch/$name.out")
+  err=$(cat "$scratch/$name.err")
+}
+
+# expect_plan NAME HOSTS MASTER WORLD PPN LAUNCH-OPTIONS...: --dry-run --json
+# names generic-pbs, the hosts, the layout and a hostfile ezpz wrote that lists
+# exactly HOSTS (space-separated), one a line.
+expect_plan() {
+  local name=$1 hosts=$2 master=$3 world=$4 ppn=$5; shift 5
+  run_ezpz "$name-plan" launch --dry-run --json "$@" -- sh -c "$reporter"
+  expect_eq "$name: plan exit status" 0 "$rc"
+  expect_eq "$name: scheduler" pbs "$(json_field scheduler "$out")"
+  expect_eq "$name: machine" generic-pbs "$(json_field machine "$out")"
+  expect_eq "$name: job id" 4242.pbs-sim "$(json_field job_id "$out")"
+  expect_eq "$name: master" "$master" "$(json_field master_addr "$out")"
+  expect_eq "$name: world size" "$world" "$(json_number world_size "$out")"
+  expect_eq "$name: ranks per host" "$ppn" "$(json_number ppn "$out")"
+  local hostfile
+  hostfile=$(json_field hostfile "$out")
+  expect_match "$name: hostfile in the run directory" "^$scratch/run/[^/]+\$" "$hostfile"
+  expect_eq "$name: the hostfile lists exactly the hosts used" "${hosts// /$'\n'}" \
+    "$(cat "$hostfile" 2>&1)"
+  expect_true "$name: the launcher is given that hostfile" grep -qxF -- "    \"$hostfile\"," <<<"$out"
+}
+
+# --- The whole allocation: 2 hosts x 2 slots ----------------------------------
+expect_plan "allocation" "n01 n02" n01 4 2
+run_ezpz allocation -v launch -- sh -c "$reporter"
+expect_eq "allocation: exit status" 0 "$rc"
+expect_eq "allocation: 4 ranks, 2 per host, in order, master on n01" \
+  "rank=0 local=0 size=4 lsize=2 addr=n01 host=n01
+rank=1 local=1 size=4 lsize=2 addr=n01 host=n01
+rank=2 local=0 size=4 lsize=2 addr=n01 host=n02
+rank=3 local=1 size=4 lsize=2 addr=n01 host=n02" "$(without_ports "$out")"
+expect_one_port "allocation" "$out"
+expect_true "allocation: generic-pbs chosen" grep -q '^ezpz: machine: generic-pbs ' <<<"$err"
+expect_true "allocation: 2 slots per host from the nodefile" \
+  grep -qxF 'ezpz: ranks per host: 2 (PBS_NODEFILE lists each host 2 times)' <<<"$err"
+used_hostfile=$(sed -n 's/^ezpz: running: .* -f \([^ ]*\) .*/\1/p' <<<"$err")
+expect_eq "allocation: the run's hostfile lists n01, n02" $'n01\nn02' "$(cat "$used_hostfile" 2>&1)"
+
+# --- --nhosts 1: the first host only -----------------------------------------
+expect_plan "nhosts" "n01" n01 2 2 --nhosts 1
+run_ezpz nhosts launch --nhosts 1 -- sh -c "$reporter"
+expect_eq "nhosts: exit status" 0 "$rc"
+expect_eq "nhosts: 2 ranks, both on n01" \
+  "rank=0 local=0 size=2 lsize=2 addr=n01 host=n01
+rank=1 local=1 size=2 lsize=2 addr=n01 host=n01" "$(without_ports "$out")"
+expect_one_port "nhosts" "$out"
+
+# --- --exclude n01: n02 only, and it becomes the master ----------------------
+expect_plan "exclude" "n02" n02 2 2 --exclude n01
+run_ezpz exclude launch --exclude n01 -- sh -c "$reporter"
+expect_eq "exclude: exit status" 0 "$rc"
+expect_eq "exclude: 2 ranks, both on n02, master n02" \
+  "rank=0 local=0 size=2 lsize=2 addr=n02 host=n02
+rank=1 local=1 size=2 lsize=2 addr=n02 host=n02" "$(without_ports "$out")"
+expect_one_port "exclude" "$out"
+
+# --- Exit status: a rank on the second host exits 3 --------------------------
+# mpiexec runs through a wrapper that records the status it gave ezpz.
+record_path=$(recording_path mpiexec)
+run_ezpz exit3 PATH="$record_path" launch -- sh -c 'exit $(( RANK == 3 ? 3 : 0 ))'
+expect_eq "rank 3 exits 3: the launcher exits 3" 3 "$(recorded_status mpiexec)"
+expect_eq "rank 3 exits 3: ezpz exits 3" 3 "$rc"
+
+# --- Signals: every rank on every host stops ---------------------------------
+sigterm_job "sigterm" 4
+sigterm_twice_job "sigterm-twice" 4
+
+# --- A broken PBS environment: exit 2 and one line ---------------------------
+pbs_env=(PBS_JOBID=4242.pbs-sim HYDRA_LAUNCHER=fork)
+run_ezpz no-nodefile launch -- true
+expect_eq "PBS_NODEFILE unset: exit status" 2 "$rc"
+expect_eq "PBS_NODEFILE unset: the error" \
+  "ezpz: error: PBS_JOBID is set (4242.pbs-sim) but PBS_NODEFILE is not: run inside the PBS job, or set --scheduler local" \
+  "$err"
+expect_eq "PBS_NODEFILE unset: nothing on stdout" "" "$out"
+
+: >"$scratch/aux/empty"
+pbs_env=(PBS_JOBID=4242.pbs-sim PBS_NODEFILE="$scratch/aux/empty" HYDRA_LAUNCHER=fork)
+run_ezpz empty-nodefile launch -- true
+expect_eq "empty PBS_NODEFILE: exit status" 2 "$rc"
+expect_eq "empty PBS_NODEFILE: the error" \
+  "ezpz: error: PBS_NODEFILE $scratch/aux/empty: no hosts in file" "$err"
+
+pbs_env=(PBS_JOBID=4242.pbs-sim PBS_NODEFILE="$scratch/aux/missing" HYDRA_LAUNCHER=fork)
+run_ezpz missing-nodefile launch -- true
+expect_eq "missing PBS_NODEFILE: exit status" 2 "$rc"
+expect_eq "missing PBS_NODEFILE: the error" \
+  "ezpz: error: PBS_NODEFILE: $scratch/aux/missing: No such file or directory" "$err"
+
+finish
