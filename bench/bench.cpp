@@ -275,6 +275,7 @@ struct Case {
   std::optional<double> max_added;  // target: paired median added over the baseline, ms
   std::optional<double> max_median;  // target: median, ms
   std::optional<double> max_rss_mb;  // target: peak RSS, MB
+  std::string remove_before;         // a file unlinked before every run, untimed
   std::vector<Sample> samples;
 };
 
@@ -288,6 +289,13 @@ struct Group {
 
 // What `c` sets on top of the group's environment, then its argv: a command line to paste.
 std::string command_line(const Group& group, const Case& c) {
+  std::string unset;
+  for (const std::string& assignment : group.env) {
+    std::string name = assignment.substr(0, assignment.find('=') + 1);
+    bool kept = std::any_of(c.command.env.begin(), c.command.env.end(),
+                            [&](const std::string& e) { return e.starts_with(name); });
+    if (!kept) unset += "-u " + name.substr(0, name.size() - 1) + " ";
+  }
   std::vector<std::string> words;
   for (const std::string& assignment : c.command.env) {
     if (std::find(group.env.begin(), group.env.end(), assignment) == group.env.end()) {
@@ -295,7 +303,7 @@ std::string command_line(const Group& group, const Case& c) {
     }
   }
   words.insert(words.end(), c.command.argv.begin(), c.command.argv.end());
-  return shell_words(words);
+  return (unset.empty() ? "" : "env " + unset) + shell_words(words);
 }
 
 struct Verdict {
@@ -313,13 +321,17 @@ void run_group(Group& group, const Options& o, const std::string& scratch) {
       die(group.name + " / " + c.label + ": " + shell_words(c.command.argv) + ": " +
           describe_status(check.status) + "\n" + read_file(err) + read_file(out));
     }
-    for (int i = 0; i < o.warmup; ++i) run_once(c.command, "/dev/null", "/dev/null");
+    for (int i = 0; i < o.warmup; ++i) {
+      if (!c.remove_before.empty()) ::unlink(c.remove_before.c_str());
+      run_once(c.command, "/dev/null", "/dev/null");
+    }
     c.samples.reserve(static_cast<std::size_t>(o.runs));
   }
   std::fprintf(stderr, "%s: %d runs x %zu cases ", group.name.c_str(), o.runs,
                group.cases.size());
   for (int run = 0; run < o.runs; ++run) {
     for (Case& c : group.cases) {
+      if (!c.remove_before.empty()) ::unlink(c.remove_before.c_str());
       Sample sample = run_once(c.command, "/dev/null", "/dev/null");
       if (!WIFEXITED(sample.status) || WEXITSTATUS(sample.status) != 0) {
         die(group.name + " / " + c.label + ": run " + std::to_string(run) + ": " +
@@ -359,16 +371,17 @@ Verdict print_group(const Group& group, FILE* out) {
   std::size_t width = 8;
   for (const Case& c : group.cases) width = std::max(width, c.label.size() + 2);
   std::fprintf(out, "\n== %s: %s\n", group.name.c_str(), group.title.c_str());
-  std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %8s  %s\n", static_cast<int>(width), "case",
-               "median", "p10", "p90", "maxRSS", "added", "ratio", "target");
-  std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %8s\n", static_cast<int>(width), "",
-               "ms", "ms", "ms", "MB", "ms", "x");
+  std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %15s %7s  %s\n", static_cast<int>(width), "case",
+               "median", "p10", "p90", "maxRSS", "added", "added mean", "ratio", "target");
+  std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %15s %7s\n", static_cast<int>(width), "", "ms",
+               "ms", "ms", "MB", "ms", "ms, 95% CI", "x");
   double base_median = base ? percentile(times_of(*base), 0.5) : NAN;
   for (const Case& c : group.cases) {
     std::vector<double> ms = times_of(c);
     double median = percentile(ms, 0.5);
     double rss_mb = static_cast<double>(max_rss_kb(c)) / 1024.0;
     std::string added = "-";
+    std::string added_mean = "-";
     std::string ratio = "-";
     std::optional<double> paired;
     if (base != nullptr && &c != base) {
@@ -379,6 +392,13 @@ Verdict print_group(const Group& group, FILE* out) {
       }
       paired = percentile(diffs, 0.5);
       added = (*paired >= 0 ? "+" : "") + fixed(*paired, 3);
+      double n = static_cast<double>(diffs.size());
+      double mean = 0;
+      for (double d : diffs) mean += d / n;
+      double variance = 0;
+      for (double d : diffs) variance += (d - mean) * (d - mean) / std::max(1.0, n - 1);
+      added_mean = (mean >= 0 ? "+" : "") + fixed(mean, 2) + "+-" +
+                   fixed(1.96 * std::sqrt(variance / n), 2);
       ratio = fixed(median / base_median, 2);
     }
     std::string target;
@@ -399,14 +419,15 @@ Verdict print_group(const Group& group, FILE* out) {
       verdict.lines.push_back(group.name + " / " + c.label + ": " + figures + " -> " + target);
     }
     std::string label = c.label + (&c == base ? " *" : "");
-    std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %8s  %s\n", static_cast<int>(width),
+    std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %15s %7s  %s\n", static_cast<int>(width),
                  label.c_str(), fixed(median, 3).c_str(), fixed(percentile(ms, 0.1), 3).c_str(),
                  fixed(percentile(ms, 0.9), 3).c_str(), fixed(rss_mb, 1).c_str(), added.c_str(),
-                 ratio.c_str(), target.c_str());
+                 added_mean.c_str(), ratio.c_str(), target.c_str());
   }
   if (base != nullptr) {
-    std::fprintf(out, "  * baseline; added = median of the per-round differences to it "
-                      "(paired, run back to back); ratio = median / baseline median\n");
+    std::fprintf(out, "  * baseline. added: median of the per-round differences to it (each pair "
+                      "ran back to back);\n    added mean: their mean with a 95%% confidence "
+                      "interval; ratio: median / baseline median\n");
   }
   for (const std::string& note : group.notes) std::fprintf(out, "  %s\n", note.c_str());
   std::fprintf(out, "  commands, each in env -i %s plus what it shows:\n",
@@ -531,6 +552,19 @@ std::vector<Group> launch_overhead_groups(const Setup& s) {
   alone.cases.push_back({"ezpz launch --dry-run -n 2 -- /bin/true", {concat(dry_run, target), env}});
   alone.cases.push_back(
       {"  same, MASTER_PORT=29500 (no port probe)", {concat(dry_run, target), fixed_port}});
+  // ezpz may cache its parsed machine profiles under XDG_CACHE_HOME or HOME: the
+  // rows above find it warm. Here it is removed before every run (a first run)...
+  std::string cold = s.scratch + "/cold-cache";
+  Case first{"  same, profile cache removed before each run",
+             {concat(dry_run, target), with(env, {"XDG_CACHE_HOME=" + cold})}};
+  first.remove_before = cold + "/ezpz/profiles.json";
+  alone.cases.push_back(first);
+  // ... and here there is nowhere to keep one (EZPZ_RUN_DIR still names the run directory).
+  std::vector<std::string> no_home;
+  for (const std::string& e : env) {
+    if (!e.starts_with("HOME=")) no_home.push_back(e);
+  }
+  alone.cases.push_back({"  same, HOME unset (no cache directory)", {concat(dry_run, target), no_home}});
   groups.push_back(std::move(alone));
 
   // What one rank pays: Hydra's per-rank variables plus what ezpz exports.

@@ -380,6 +380,19 @@ TEST_CASE("SIGTERM to ezpz reaches the launcher's whole group", "[executor]") {
   CHECK(process_gone(std::stoi(*grandchild)));
 }
 
+TEST_CASE("a launcher that exits 0 after a forwarded SIGTERM still reports 143", "[executor]") {
+  TempDir dir;
+  const std::string ready = dir.file("ready");
+  // As Hydra sometimes does: asked to stop, it cleans up and exits 0.
+  LaunchPlan plan = shell(R"(trap 'exit 0' TERM; echo ready > "$1"; sleep 30 & wait)", {ready});
+  int code = -1;
+  {
+    SignalSender sender(ready, {SIGTERM}, 0ms);
+    code = ProcessExecutor(base_env()).run(plan);
+  }
+  CHECK(code == 143);
+}
+
 TEST_CASE("a launcher that ignores SIGTERM is killed after the grace period", "[executor]") {
   TempDir dir;
   const std::string ready = dir.file("ready");

@@ -290,6 +290,9 @@ class SignalForwarder {
     kill_now();
   }
 
+  // The signal that asked the job to stop (SIGINT, SIGTERM, SIGHUP), or 0.
+  int stop_signal() const { return first_signal_; }
+
   // How long the wait loop may sleep before something is due.
   milliseconds wait_budget() const {
     if (killed_ || !deadline_set_) return k_poll_interval;
@@ -322,14 +325,18 @@ int wait_for_signal(const sigset_t& signals, milliseconds budget) {
   return sig > 0 ? sig : 0;
 }
 
-int exit_code_of(int wait_status) {
+// A launcher that died of a signal gives 128+N. One that exits on its own after
+// ezpz forwarded a stop signal reports that signal: Hydra, asked to stop, exits
+// 15, 255 or even 0, and an interrupted job must never look like a success.
+int exit_code_of(int wait_status, int stop_signal) {
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  if (stop_signal != 0) return 128 + stop_signal;
   return WEXITSTATUS(wait_status);
 }
 
 // The launcher's exit code once it has exited. WNOWAIT leaves it a zombie while the rest of its
 // group is killed: the zombie keeps its pid, and so the group id, from being reused meanwhile.
-std::optional<int> reap_if_exited(pid_t launcher) {
+std::optional<int> reap_if_exited(pid_t launcher, int stop_signal) {
   siginfo_t info{};
   if (::waitid(P_PID, static_cast<id_t>(launcher), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
     throw Error(
@@ -340,7 +347,7 @@ std::optional<int> reap_if_exited(pid_t launcher) {
   kill_group(launcher, SIGKILL);  // nothing the launcher started may outlive it
   int status = 0;
   ::waitpid(launcher, &status, 0);
-  return exit_code_of(status);
+  return exit_code_of(status, stop_signal);
 }
 
 int supervise(pid_t launcher, milliseconds grace, const sigset_t& ignored) {
@@ -349,7 +356,7 @@ int supervise(pid_t launcher, milliseconds grace, const sigset_t& ignored) {
   while (true) {
     const int sig = wait_for_signal(signals, forwarder.wait_budget());
     if (sig != 0 && sig != SIGCHLD) forwarder.handle(sig);
-    if (auto code = reap_if_exited(launcher)) return *code;
+    if (auto code = reap_if_exited(launcher, forwarder.stop_signal())) return *code;
     forwarder.enforce_grace();
   }
 }
