@@ -185,15 +185,14 @@ std::vector<char*> c_array(std::vector<std::string>& strings) {
 
 // Spawns and reaps `command` once; stdout goes to `stdout_path`, stderr to
 // `stderr_path`. The time covers posix_spawn() through wait4().
-Sample run_once(Command& command, const std::string& stdout_path,
-                const std::string& stderr_path) {
+Sample run_once(Command& command, const std::string& stdout_path, const std::string& stderr_path) {
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ::posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+  ::posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
   auto argv = c_array(command.argv);
   auto envp = c_array(command.env);
   Sample sample;
@@ -201,7 +200,7 @@ Sample run_once(Command& command, const std::string& stdout_path,
   auto start = Clock::now();
   int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   if (rc != 0) die(command.argv[0] + ": posix_spawn: " + std::strerror(rc));
-  rusage usage {};
+  rusage usage{};
   int status = 0;
   while (::wait4(pid, &status, 0, &usage) < 0) {
     if (errno != EINTR) die(std::string("wait4: ") + std::strerror(errno));
@@ -246,8 +245,8 @@ std::string capture(Command command, const std::string& scratch) {
   std::string err = scratch + "/capture.err";
   Sample sample = run_once(command, out, err);
   if (!WIFEXITED(sample.status) || WEXITSTATUS(sample.status) != 0) {
-    die(shell_words(command.argv) + ": " + describe_status(sample.status) + "\n" +
-        read_file(err) + read_file(out));
+    die(shell_words(command.argv) + ": " + describe_status(sample.status) + "\n" + read_file(err) +
+        read_file(out));
   }
   return read_file(out);
 }
@@ -271,8 +270,8 @@ struct Case {
       : label(std::move(label_)), command(std::move(command_)) {}
   std::string label;
   Command command;
-  bool baseline = false;            // the group's reference ("base" column)
-  std::optional<double> max_added;  // target: paired median added over the baseline, ms
+  bool baseline = false;             // the group's reference ("base" column)
+  std::optional<double> max_added;   // target: paired median added over the baseline, ms
   std::optional<double> max_median;  // target: median, ms
   std::optional<double> max_rss_mb;  // target: peak RSS, MB
   std::string remove_before;         // a file unlinked before every run, untimed
@@ -327,8 +326,7 @@ void run_group(Group& group, const Options& o, const std::string& scratch) {
     }
     c.samples.reserve(static_cast<std::size_t>(o.runs));
   }
-  std::fprintf(stderr, "%s: %d runs x %zu cases ", group.name.c_str(), o.runs,
-               group.cases.size());
+  std::fprintf(stderr, "%s: %d runs x %zu cases ", group.name.c_str(), o.runs, group.cases.size());
   for (int run = 0; run < o.runs; ++run) {
     for (Case& c : group.cases) {
       if (!c.remove_before.empty()) ::unlink(c.remove_before.c_str());
@@ -373,8 +371,8 @@ Verdict print_group(const Group& group, FILE* out) {
   std::fprintf(out, "\n== %s: %s\n", group.name.c_str(), group.title.c_str());
   std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %15s %7s  %s\n", static_cast<int>(width), "case",
                "median", "p10", "p90", "maxRSS", "added", "added mean", "ratio", "target");
-  std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %15s %7s\n", static_cast<int>(width), "", "ms",
-               "ms", "ms", "MB", "ms", "ms, 95% CI", "x");
+  std::fprintf(out, "%-*s %9s %9s %9s %9s %10s %15s %7s\n", static_cast<int>(width), "", "ms", "ms",
+               "ms", "MB", "ms", "ms, 95% CI", "x");
   double base_median = base ? percentile(times_of(*base), 0.5) : NAN;
   for (const Case& c : group.cases) {
     std::vector<double> ms = times_of(c);
@@ -397,8 +395,8 @@ Verdict print_group(const Group& group, FILE* out) {
       for (double d : diffs) mean += d / n;
       double variance = 0;
       for (double d : diffs) variance += (d - mean) * (d - mean) / std::max(1.0, n - 1);
-      added_mean = (mean >= 0 ? "+" : "") + fixed(mean, 2) + "+-" +
-                   fixed(1.96 * std::sqrt(variance / n), 2);
+      added_mean =
+          (mean >= 0 ? "+" : "") + fixed(mean, 2) + "+-" + fixed(1.96 * std::sqrt(variance / n), 2);
       ratio = fixed(median / base_median, 2);
     }
     std::string target;
@@ -425,9 +423,10 @@ Verdict print_group(const Group& group, FILE* out) {
                  added_mean.c_str(), ratio.c_str(), target.c_str());
   }
   if (base != nullptr) {
-    std::fprintf(out, "  * baseline. added: median of the per-round differences to it (each pair "
-                      "ran back to back);\n    added mean: their mean with a 95%% confidence "
-                      "interval; ratio: median / baseline median\n");
+    std::fprintf(out,
+                 "  * baseline. added: median of the per-round differences to it (each pair "
+                 "ran back to back);\n    added mean: their mean with a 95%% confidence "
+                 "interval; ratio: median / baseline median\n");
   }
   for (const std::string& note : group.notes) std::fprintf(out, "  %s\n", note.c_str());
   std::fprintf(out, "  commands, each in env -i %s plus what it shows:\n",
@@ -445,8 +444,8 @@ void append_csv(const Group& group, const std::string& path) {
   if (fresh) out << "group,case,run,ms,maxrss_kb\n";
   for (const Case& c : group.cases) {
     for (std::size_t i = 0; i < c.samples.size(); ++i) {
-      out << group.name << ",\"" << c.label << "\"," << i << ',' << fixed(c.samples[i].ms, 4)
-          << ',' << c.samples[i].maxrss_kb << '\n';
+      out << group.name << ",\"" << c.label << "\"," << i << ',' << fixed(c.samples[i].ms, 4) << ','
+          << c.samples[i].maxrss_kb << '\n';
     }
   }
 }
@@ -466,8 +465,7 @@ std::vector<std::string> base_env(const Setup& s) {
           "EZPZ_RUN_DIR=" + s.scratch + "/run"};
 }
 
-std::vector<std::string> with(std::vector<std::string> env,
-                              const std::vector<std::string>& extra) {
+std::vector<std::string> with(std::vector<std::string> env, const std::vector<std::string>& extra) {
   for (const std::string& assignment : extra) {
     std::string name = assignment.substr(0, assignment.find('=') + 1);
     std::erase_if(env, [&](const std::string& e) { return e.starts_with(name); });
@@ -540,16 +538,21 @@ std::vector<Group> launch_overhead_groups(const Setup& s) {
   Case real{"ezpz launch -n 2 -- /bin/true", {concat(launch, target), env}};
   real.max_added = 2.0;
   run.cases.push_back(real);
-  run.cases.push_back({"  same, MASTER_PORT=29500 (no port probe)", {concat(launch, target),
-                                                                       fixed_port}});
+  run.cases.push_back(
+      {"  same, MASTER_PORT=29500 (no port probe)", {concat(launch, target), fixed_port}});
   groups.push_back(std::move(run));
 
-  Group alone{"ezpz_alone", "ezpz's own start-up and planning, no launcher started", env, {}, {}};
+  Group alone{"ezpz_alone",
+              "ezpz's own cost: start-up, planning, and the launch path with a no-op launcher",
+              env,
+              {},
+              {}};
   Case true_case{"/bin/true", {target, env}};
   true_case.baseline = true;
   alone.cases.push_back(true_case);
   alone.cases.push_back({"ezpz --version", {{s.ezpz, "--version"}, env}});
-  alone.cases.push_back({"ezpz launch --dry-run -n 2 -- /bin/true", {concat(dry_run, target), env}});
+  alone.cases.push_back(
+      {"ezpz launch --dry-run -n 2 -- /bin/true", {concat(dry_run, target), env}});
   alone.cases.push_back(
       {"  same, MASTER_PORT=29500 (no port probe)", {concat(dry_run, target), fixed_port}});
   // ezpz may cache its parsed machine profiles under XDG_CACHE_HOME or HOME: the
@@ -564,15 +567,27 @@ std::vector<Group> launch_overhead_groups(const Setup& s) {
   for (const std::string& e : env) {
     if (!e.starts_with("HOME=")) no_home.push_back(e);
   }
-  alone.cases.push_back({"  same, HOME unset (no cache directory)", {concat(dry_run, target), no_home}});
+  alone.cases.push_back(
+      {"  same, HOME unset (no cache directory)", {concat(dry_run, target), no_home}});
+  // The whole real launch path (plan, write, spawn the launcher, supervise, reap) with
+  // a launcher that does nothing: an `mpiexec` on PATH that is /bin/true.
+  std::string fake_bin = s.scratch + "/fake-launcher-bin";
+  fs::create_directories(fake_bin);
+  fs::create_symlink("/bin/true", fake_bin + "/mpiexec");
+  alone.cases.push_back({"ezpz launch -n 2 -- /bin/true, mpiexec = /bin/true",
+                         {concat(launch, target), with(env, {"PATH=" + fake_bin + ":" + k_path})}});
   groups.push_back(std::move(alone));
 
   // What one rank pays: Hydra's per-rank variables plus what ezpz exports.
   std::vector<std::string> rank_env =
       with(env, {"PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
-                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", "WORLD_SIZE=2",
-                 "LOCAL_WORLD_SIZE=2", "EZPZ_LAUNCHER=hydra"});
-  Group shim{"rankenv_shim", "the per-rank env shim, under the variables one Hydra rank sees", env, {}, {}};
+                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2",
+                 "EZPZ_LAUNCHER=hydra"});
+  Group shim{"rankenv_shim",
+             "the per-rank env shim, under the variables one Hydra rank sees",
+             env,
+             {},
+             {}};
   Case bare{"/bin/true", {target, rank_env}};
   bare.baseline = true;
   shim.cases.push_back(bare);
@@ -636,16 +651,16 @@ std::vector<Group> dry_run_scale_groups(const Setup& s) {
   small.max_median = 5;
   g.cases.push_back(small);
   g.cases.push_back(big({"PBS 10k hosts, nodefile used as is", {dry({}), pbs("nodefile-10k")}}));
-  g.cases.push_back(big({"PBS 10k hosts x4 slots (writes hostfile)",
-                         {dry({}), pbs("nodefile-10k-x4")}}));
-  g.cases.push_back(big({"PBS 10k hosts --nhosts 9999 (writes)",
-                         {dry({"--nhosts", "9999"}), pbs("nodefile-10k")}}));
+  g.cases.push_back(
+      big({"PBS 10k hosts x4 slots (writes hostfile)", {dry({}), pbs("nodefile-10k-x4")}}));
+  g.cases.push_back(big(
+      {"PBS 10k hosts --nhosts 9999 (writes)", {dry({"--nhosts", "9999"}), pbs("nodefile-10k")}}));
   g.cases.push_back(big({"PBS 10k hosts --exclude 1 (writes)",
                          {dry({"--exclude", polaris_host(5000)}), pbs("nodefile-10k")}}));
   g.cases.push_back(big({"PBS 10k hosts --json", {dry({"--json"}), pbs("nodefile-10k")}}));
   g.cases.push_back(big({"Slurm x[00000-09999]", {dry({}), slurm}}));
-  g.cases.push_back(big({"Slurm x[00000-09999] --exclude 1",
-                         {dry({"--exclude", "x05000"}), slurm}}));
+  g.cases.push_back(
+      big({"Slurm x[00000-09999] --exclude 1", {dry({"--exclude", "x05000"}), slurm}}));
   g.notes.push_back("nodefiles: " + dir + "/nodefile-{2,10k,10k-x4} (Polaris-style FQDNs, " +
                     std::to_string(fs::file_size(dir + "/nodefile-10k")) + " bytes for 10k); " +
                     "written hostfiles go to EZPZ_RUN_DIR=" + dir + "/run");
@@ -712,12 +727,12 @@ Setup make_setup(const Options& o) {
 int main(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   Setup s = make_setup(o);
-  utsname host {};
+  utsname host{};
   ::uname(&host);
   std::string version = trim(capture({{s.ezpz, "--version"}, base_env(s)}, s.scratch));
-  std::printf("ezpz-bench %s | %s | %s %s %s | %ld cores, %s\n", o.what.c_str(),
-              now_utc().c_str(), host.sysname, host.release, host.machine,
-              ::sysconf(_SC_NPROCESSORS_ONLN), cpu_model().c_str());
+  std::printf("ezpz-bench %s | %s | %s %s %s | %ld cores, %s\n", o.what.c_str(), now_utc().c_str(),
+              host.sysname, host.release, host.machine, ::sysconf(_SC_NPROCESSORS_ONLN),
+              cpu_model().c_str());
   std::printf("%s (%s) | mpiexec: %s | %d runs/case, alternated, %d warm-up | load %s\n",
               version.c_str(), s.ezpz.c_str(), s.mpiexec.c_str(), o.runs, o.warmup,
               load_average().c_str());
@@ -738,12 +753,13 @@ int main(int argc, char** argv) {
     if (!o.csv.empty()) append_csv(g, o.csv);
     std::fflush(stdout);
   }
-  rusage self {};
+  rusage self{};
   ::getrusage(RUSAGE_SELF, &self);
-  std::printf("\nmaxRSS: the child's peak resident set from wait4(), with its descendants. A "
-              "spawned child starts out\nsharing this harness's memory, so no row reads below "
-              "the harness's own %.1f MB.\n",
-              static_cast<double>(self.ru_maxrss) / 1024.0);
+  std::printf(
+      "\nmaxRSS: the child's peak resident set from wait4(), with its descendants. A "
+      "spawned child starts out\nsharing this harness's memory, so no row reads below "
+      "the harness's own %.1f MB.\n",
+      static_cast<double>(self.ru_maxrss) / 1024.0);
   std::printf("load average at the end: %s\n", load_average().c_str());
   std::printf("\ntargets: %s\n", all_met ? "all met" : "SOME MISSED");
   for (const std::string& line : summary) std::printf("  %s\n", line.c_str());

@@ -4,71 +4,15 @@
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
-#include "ezpz/hostlist.hpp"
-#include "ezpz/log.hpp"
-#include "ezpz/plan.hpp"
-#include "ezpz/render.hpp"
-#include "ezpz/sys/executor.hpp"
-#include "ezpz/sys/world.hpp"
-#include "schedulers/scheduler.hpp"
 
 namespace ezpz {
-
-namespace {
-
-// CLI11's own conversion message ("Could not convert: --np = abc") names no
-// expectation; this one does, and runs before conversion.
-const CLI::Validator k_integer(
-    [](std::string& text) {
-      std::string_view digits = text;
-      if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
-      if (parse_count(digits)) return std::string();
-      return fmt::format("expected an integer, got \"{}\"", text);
-    },
-    "");
-
-}  // namespace
 
 CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand("launch", "Launch a command on every rank of the allocation");
   add_verbosity_flags(*cmd, globals);
   // Everything from the first word that is not an ezpz option is the command.
   cmd->prefix_command();
-  o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")
-                         ->type_name("N")
-                         ->check(k_integer);
-  o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host")->type_name("N")->check(k_integer);
-  o.nhosts_option =
-      cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")
-                        ->type_name("N")
-                        ->check(k_integer);
-  cmd->add_option("--hostfile", o.hostfile, "Take hosts from this file, not the scheduler")
-      ->type_name("FILE");
-  cmd->add_option("--exclude", o.exclude, "Never use these hosts (comma list, repeatable)")
-      ->delimiter(',')
-      ->type_name("HOST,...");
-  cmd->add_option("--exclude-file", o.exclude_file, "Never use the hosts listed in this file")
-      ->type_name("FILE");
-  cmd->add_option("--machine", o.machine, "Machine profile to use (default: detected)")
-      ->type_name("NAME");
-  cmd->add_option("--scheduler", o.scheduler, "pbs, slurm or local (default: detected)")
-      ->type_name("NAME");
-  cmd->add_option("--launcher", o.launcher, "pals, hydra, openmpi, srun or torchrun (default: profile's)")
-      ->type_name("NAME");
-  cmd->add_option("--cpu-bind", o.cpu_bind, "CPU binding for the launcher (default: profile's, or CPU_BIND)")
-      ->type_name("BIND");
-  cmd->add_option("-x,--env", o.env, "Set NAME=VALUE for every rank (repeatable)")
-      ->type_name("NAME=VALUE");
-  cmd->add_option("--launcher-arg", o.launcher_args, "Pass ARG to the launcher as is (repeatable)")
-      ->allow_extra_args(false)
-      ->type_name("ARG");
-  cmd->add_flag("--no-rank-env", o.no_rank_env,
-                "Do not set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR ... for the ranks");
-  CLI::Option* dry_run = cmd->add_flag(
-      "--dry-run", o.dry_run,
-      "Print the command instead of running it (writes only the hostfile it names)");
-  cmd->add_flag("--json", o.json, "With --dry-run: print the plan as one JSON object")
-      ->needs(dry_run);
+  add_plan_options(*cmd, o.plan);
   cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
   cmd->footer(
       "Command: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]\n\n"
@@ -85,11 +29,6 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
 
 namespace {
 
-std::optional<long> given(const CLI::Option* option, long value) {
-  if (option->count() == 0) return std::nullopt;
-  return value;
-}
-
 // The command starts at the first word that is not an ezpz option. A "--"
 // after that word is the command's own; an unknown option before the
 // command is an error, not the command.
@@ -105,103 +44,12 @@ std::vector<std::string> command_words(const LaunchOptions& o) {
   return words;
 }
 
-LaunchRequest to_request(const LaunchOptions& o, const Context& context, const FileReader& files) {
-  LaunchRequest request;
-  request.command = o.command;
-  request.topology = {given(o.nprocs_option, o.nprocs), given(o.ppn_option, o.ppn),
-                      given(o.nhosts_option, o.nhosts)};
-  request.excluded = o.exclude;
-  if (o.exclude_file) {
-    for (const std::string& host : parse_hostfile(read_naming(files, *o.exclude_file, "--exclude-file"))) {
-      request.excluded.push_back(host);
-    }
-  }
-  request.launcher = o.launcher;
-  request.cpu_bind = o.cpu_bind ? o.cpu_bind : get_nonempty(context.env, "CPU_BIND");
-  for (const std::string& assignment : o.env) {
-    request.env.push_back(parse_assignment(assignment, "--env"));
-  }
-  request.launcher_args = o.launcher_args;
-  request.rank_env = !o.no_rank_env;
-  return request;
-}
-
-// --hostfile replaces the scheduler's hosts (deduplicated, in order).
-void apply_hostfile(Allocation& allocation, const std::string& path, const FileReader& files) {
-  std::vector<std::string> lines = parse_hostfile(read_naming(files, path, "--hostfile"));
-  if (lines.empty()) throw Error(fmt::format("--hostfile {}: no hosts in file", path));
-  allocation.hosts = unique_hosts(lines);
-  allocation.nodefile = lines == allocation.hosts ? path : "";
-  log::debug("hosts: {} from --hostfile {}", allocation.hosts.size(), path);
-}
-
-int master_port(const Env& env) {
-  if (auto text = get_nonempty(env, "MASTER_PORT")) {
-    auto port = parse_count(*text);
-    if (!port || *port < 1 || *port > 65535) {
-      throw Error(fmt::format("MASTER_PORT={}: expected a port number 1-65535", *text));
-    }
-    return static_cast<int>(*port);
-  }
-  return sys::find_free_port();
-}
-
-// Hostfiles go where only this user can write, and survive the run so a
-// --dry-run line can be pasted later.
-std::string run_dir(const Env& env) {
-  if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return *dir;
-  if (auto cache = ezpz_cache_dir(env)) return *cache + "/hostfiles";
-  throw Error("cannot choose where to write the hostfile: set EZPZ_RUN_DIR or HOME");
-}
-
-struct Gathered {
-  PlanInputs inputs;
-  std::string scheduler;
-  std::string machine_rule;
-};
-
-Gathered gather(const LaunchOptions& o, const Context& context, const FileReader& files) {
-  const Env& env = context.env;
-  std::string host = sys::hostname();
-  SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
-  log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
-  Allocation allocation = read_allocation(scheduler.kind, env, files, host);
-  if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
-  log::debug("allocation: job {}, {} hosts: {}", allocation.job_id.empty() ? "-" : allocation.job_id,
-             allocation.hosts.size(), compress_hostlist(allocation.hosts));
-  std::vector<MachineProfile> profiles = sys::load_machine_profiles(env);
-  ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
-  log::debug("machine: {} ({}; {})", choice.profile->name, choice.rule, choice.profile->source);
-  const MachineProfile& profile = *choice.profile;
-  SlotsPerHost slots = default_slots_per_host(env, allocation, profile.gpus_per_node, profile.name,
-                                              [&env] { return sys::probe_local_accelerators(env); });
-  log::debug("ranks per host: {} ({})", slots.count, slots.source);
-  return {PlanInputs{allocation, profile, slots, master_port(env),
-                     context.self_dir + "/ezpz-rankenv", run_dir(env), env},
-          std::string(to_string(scheduler.kind)), choice.rule};
-}
-
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
-  sys::RealFileReader files;
-  LaunchOptions options = o;
-  options.command = command_words(o);
-  LaunchRequest request = to_request(options, context, files);
-  Gathered gathered = gather(options, context, files);
-  PlannedLaunch planned = plan_launch(request, gathered.inputs);
-  log::debug("layout: {} ranks = {} hosts x {} per host", planned.topology.world_size,
-             planned.topology.nhosts, planned.topology.ppn);
-  if (o.dry_run) {
-    sys::write_files(planned.plan.files);  // so the printed line can be pasted
-    PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
-                             gathered.inputs.allocation.job_id};
-    std::string text = o.json ? render_json(planned, plan_context) : render_command(planned.plan);
-    std::fputs((text + "\n").c_str(), stdout);
-    return 0;
-  }
-  log::info("running: {}", render_command(planned.plan));
-  return sys::ProcessExecutor(context.env).run(planned.plan);
+  PreparedLaunch prepared = prepare_launch(o.plan, command_words(o), context);
+  if (o.plan.dry_run) return print_plan(o.plan, prepared);
+  return run_plan(prepared, context);
 }
 
 }  // namespace ezpz

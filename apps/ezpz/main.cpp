@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd_launch.hpp"
+#include "cmd_test.hpp"
 #include "context.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/log.hpp"
@@ -15,14 +16,17 @@ int main(int argc, char** argv) {
   CLI::App app{"ezpz: launch distributed PyTorch on laptops, Slurm and PBS machines", "ezpz"};
   ezpz::GlobalOptions globals;
   ezpz::LaunchOptions launch;
+  ezpz::TestOptions test;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
+  CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
-    launch.after_double_dash = line.after_double_dash;
+    launch.after_double_dash = test.after_double_dash = line.after_double_dash;
     ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
+    if (test_cmd->parsed()) return ezpz::run_test(test, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::Success& e) {

@@ -1,25 +1,11 @@
 // Machine profiles from the search path, through a per-user cache of the
 // parsed result (see lib/ezpz/profile_cache.hpp for why).
-#include <fstream>
-#include <sstream>
-
 #include "ezpz/error.hpp"
 #include "ezpz/log.hpp"
 #include "ezpz/profile_cache.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
-namespace {
-
-std::optional<std::string> read_if_present(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 std::vector<MachineProfile> load_machine_profiles(const Env& env) {
   std::vector<ProfileFile> files = read_profile_files(env);
@@ -27,7 +13,7 @@ std::vector<MachineProfile> load_machine_profiles(const Env& env) {
   if (!cache_dir) return load_profiles(files);
   const std::string key = profile_cache_key(files);
   const std::string path = *cache_dir + "/profiles.json";
-  if (auto text = read_if_present(path)) {
+  if (auto text = read_file_if_present(path)) {
     if (auto cached = deserialize_profiles(*text, key)) return *cached;
   }
   std::vector<MachineProfile> profiles = load_profiles(files);

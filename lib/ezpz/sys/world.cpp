@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <string_view>
 #include <thread>
@@ -307,6 +308,30 @@ std::string RealFileReader::read(const std::string& path) const {
       throw system_error(path, ExitCode::usage);
     }
   }
+}
+
+std::optional<std::string> read_file_if_present(const std::string& path) {
+  try {
+    return RealFileReader().read(path);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::string current_directory() {
+  std::error_code error;
+  std::filesystem::path cwd = std::filesystem::current_path(error);
+  if (error) throw Error(fmt::format("current directory: {}", error.message()), ExitCode::failure);
+  return cwd.string();
+}
+
+std::string local_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d-%H%M%S", &local);
+  return text;
 }
 
 std::string hostname() {

@@ -21,6 +21,15 @@ class RealFileReader : public FileReader {
   std::string read(const std::string& path) const override;
 };
 
+// The whole file, or nullopt when it cannot be read (for optional files: caches, summaries).
+std::optional<std::string> read_file_if_present(const std::string& path);
+
+// The current directory (getcwd).
+std::string current_directory();
+
+// Local time as YYYY-MM-DD-HHMMSS, for output directory names.
+std::string local_timestamp();
+
 // gethostname(), as the kernel reports it (no DNS look-up: that can take seconds).
 std::string hostname();
 

@@ -1,0 +1,56 @@
+#pragma once
+// The options `ezpz launch` and `ezpz test` share, and the steps both take:
+// gather the world, plan, then print the plan or run it.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "context.hpp"
+#include "ezpz/plan.hpp"
+#include "ezpz/render.hpp"
+
+namespace ezpz {
+
+struct PlanOptions {
+  long nprocs = 0;
+  long ppn = 0;
+  long nhosts = 0;
+  std::optional<std::string> hostfile;
+  std::vector<std::string> exclude;
+  std::optional<std::string> exclude_file;
+  std::optional<std::string> machine;
+  std::optional<std::string> scheduler;
+  std::optional<std::string> launcher;
+  std::optional<std::string> cpu_bind;
+  std::vector<std::string> env;
+  std::vector<std::string> launcher_args;
+  bool no_rank_env = false;
+  bool dry_run = false;
+  bool json = false;
+  // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
+  CLI::Option* nprocs_option = nullptr;
+  CLI::Option* ppn_option = nullptr;
+  CLI::Option* nhosts_option = nullptr;
+};
+
+// Declares the shared options on a subcommand.
+void add_plan_options(CLI::App& cmd, PlanOptions& options);
+
+struct PreparedLaunch {
+  PlannedLaunch planned;
+  PlanContext context;  // scheduler, machine, job id: for --json
+};
+
+// Gathers the world and plans `command` (pure planning on gathered values).
+PreparedLaunch prepare_launch(const PlanOptions& options, std::vector<std::string> command,
+                              const Context& context);
+
+// --dry-run: writes the hostfile the plan names, prints the plan (text or JSON).
+int print_plan(const PlanOptions& options, const PreparedLaunch& prepared);
+
+// Runs the plan; returns the launcher's exit status (128+N for signal N).
+int run_plan(const PreparedLaunch& prepared, const Context& context);
+
+}  // namespace ezpz

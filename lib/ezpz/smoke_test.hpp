@@ -1,0 +1,31 @@
+#pragma once
+// `ezpz test`: the trainer's command line, and the verdict read back from
+// the summary.json its rank 0 writes. Pure.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ezpz {
+
+// The trainer's argv: the trainer, the user's trainer flags as given, and
+// --output-dir `output_dir` unless the user chose one. Returns the output
+// directory used, too.
+struct SmokeCommand {
+  std::vector<std::string> argv;
+  std::string output_dir;
+};
+SmokeCommand smoke_command(const std::string& trainer, const std::vector<std::string>& args,
+                           const std::string& default_output_dir);
+
+struct Verdict {
+  bool passed = false;
+  std::string line;  // "ezpz test: PASS ..." or "ezpz test: FAIL ..."
+};
+
+// The one-line verdict. `summary` is summary.json's text (nullopt when the
+// trainer never wrote it); `exit_status` is what the launch returned.
+Verdict judge_smoke_run(const std::optional<std::string>& summary, int exit_status,
+                        std::string_view output_dir);
+
+}  // namespace ezpz

@@ -1,0 +1,40 @@
+#include "ezpz/smoke_test.hpp"
+#include "tests/catch.hpp"
+
+using namespace ezpz;
+
+TEST_CASE("the trainer gets the default output dir unless the user chose one", "[smoke_test]") {
+  using Words = std::vector<std::string>;
+  SmokeCommand plain = smoke_command("/b/ezpz-smoke", {"--model", "debug"}, "/o/t1");
+  CHECK(plain.argv == Words{"/b/ezpz-smoke", "--model", "debug", "--output-dir", "/o/t1"});
+  CHECK(plain.output_dir == "/o/t1");
+  SmokeCommand chosen = smoke_command("/b/ezpz-smoke", {"--output-dir", "/mine"}, "/o/t1");
+  CHECK(chosen.argv == Words{"/b/ezpz-smoke", "--output-dir", "/mine"});
+  CHECK(chosen.output_dir == "/mine");
+  CHECK(smoke_command("s", {"--output-dir=/eq"}, "/o").output_dir == "/eq");
+}
+
+TEST_CASE("the verdict is PASS only when the summary passed and the launch exited 0",
+          "[smoke_test]") {
+  const std::string passed =
+      R"({"status":"pass","world_size":2,"samples_per_s":51234.4,"final_loss":0.01234,)"
+      R"("report":"/o/report.md"})";
+  Verdict ok = judge_smoke_run(passed, 0, "/o");
+  CHECK(ok.passed);
+  CHECK(ok.line ==
+        "ezpz test: PASS: 2 ranks, 51234 samples/s, final loss 0.0123, report /o/report.md");
+  CHECK(judge_smoke_run(passed, 1, "/o").line ==
+        "ezpz test: FAIL: the trainer passed its checks but the launch exited 1");
+}
+
+TEST_CASE("every failing run names why", "[smoke_test]") {
+  const std::string diverged =
+      R"({"status":"fail","reason":"parameters differ across ranks","report":"/o/report.md"})";
+  CHECK(judge_smoke_run(diverged, 1, "/o").line ==
+        "ezpz test: FAIL: parameters differ across ranks (trainer exit 1; report /o/report.md)");
+  CHECK(judge_smoke_run(std::nullopt, 137, "/o").line ==
+        "ezpz test: FAIL: the trainer exited 137 without writing /o/summary.json");
+  CHECK(judge_smoke_run(std::string("{trunc"), 0, "/o").line ==
+        "ezpz test: FAIL: /o/summary.json is not a JSON object (trainer exit 0)");
+  CHECK_FALSE(judge_smoke_run(std::string(R"({"status":"pass","world_size":"x"})"), 0, "/o").passed);
+}
