@@ -12,6 +12,7 @@
 //
 // Options: --runs N (200)  --warmup N (5)  --bin-dir DIR (where ezpz and
 // ezpz-rankenv are)  --mpiexec PATH  --csv FILE (every sample)  --keep-tmp
+// --commands (print every case's command line)
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -49,8 +50,15 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* k_path = "/usr/local/bin:/usr/bin:/bin";
 
+// The scratch directory, removed on the way out unless --keep-tmp.
+std::string g_scratch;
+
 [[noreturn]] void die(const std::string& message) {
   std::fprintf(stderr, "ezpz-bench: %s\n", message.c_str());
+  if (!g_scratch.empty()) {
+    std::error_code error;
+    std::filesystem::remove_all(g_scratch, error);
+  }
   std::exit(2);
 }
 
@@ -64,20 +72,23 @@ struct Options {
   std::string mpiexec;
   std::string csv;
   bool keep_tmp = false;
+  bool show_commands = false;
 };
 
 void usage(FILE* out) {
-  std::fprintf(out,
-               "usage: ezpz-bench {launch_overhead|dry_run_scale|all} [--runs N] [--warmup N]\n"
-               "                  [--bin-dir DIR] [--mpiexec PATH] [--csv FILE] [--keep-tmp]\n"
-               "  --runs N     timed runs of each case, alternated case by case (default 200)\n"
-               "  --warmup N   untimed runs of each case first (default 5)\n"
-               "  --bin-dir    directory holding ezpz and ezpz-rankenv (default: the build tree\n"
-               "               this harness was built in, else the harness's own directory/..)\n"
-               "  --mpiexec    the mpiexec to compare with (default: first on %s)\n"
-               "  --csv FILE   append every sample: group,case,run,ms,maxrss_kb\n"
-               "  --keep-tmp   keep the scratch directory (nodefiles, written hostfiles)\n",
-               k_path);
+  std::fprintf(
+      out,
+      "usage: ezpz-bench {launch_overhead|dry_run_scale|all} [--runs N] [--warmup N]\n"
+      "                  [--bin-dir DIR] [--mpiexec PATH] [--csv FILE] [--keep-tmp] [--commands]\n"
+      "  --runs N     timed runs of each case, alternated case by case (default 200)\n"
+      "  --warmup N   untimed runs of each case first (default 5)\n"
+      "  --bin-dir    directory holding ezpz and ezpz-rankenv (default: the build tree\n"
+      "               this harness was built in, else the harness's own directory/..)\n"
+      "  --mpiexec    the mpiexec to compare with (default: first on %s)\n"
+      "  --csv FILE   append every sample: group,case,run,ms,maxrss_kb\n"
+      "  --keep-tmp   keep the scratch directory (nodefiles, written hostfiles)\n"
+      "  --commands   print each case's exact command line and environment\n",
+      k_path);
 }
 
 int parse_int(const char* flag, const char* text) {
@@ -113,6 +124,8 @@ Options parse_options(int argc, char** argv) {
       o.csv = value();
     } else if (arg == "--keep-tmp") {
       o.keep_tmp = true;
+    } else if (arg == "--commands") {
+      o.show_commands = true;
     } else if (o.what.empty() && !arg.starts_with('-')) {
       o.what = arg;
     } else {
@@ -360,7 +373,7 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-Verdict print_group(const Group& group, FILE* out) {
+Verdict print_group(const Group& group, bool show_commands, FILE* out) {
   Verdict verdict;
   const Case* base = nullptr;
   for (const Case& c : group.cases) {
@@ -429,6 +442,7 @@ Verdict print_group(const Group& group, FILE* out) {
                  "interval; ratio: median / baseline median\n");
   }
   for (const std::string& note : group.notes) std::fprintf(out, "  %s\n", note.c_str());
+  if (!show_commands) return verdict;
   std::fprintf(out, "  commands, each in env -i %s plus what it shows:\n",
                shell_words(group.env).c_str());
   for (const Case& c : group.cases) {
@@ -717,6 +731,7 @@ Setup make_setup(const Options& o) {
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ezpz-bench.XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) die("mkdtemp: " + std::string(std::strerror(errno)));
   s.scratch = pattern;
+  if (!o.keep_tmp) g_scratch = s.scratch;
   fs::create_directories(s.scratch + "/home");
   fs::create_directories(s.scratch + "/run");
   return s;
@@ -747,7 +762,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> summary;
   for (Group& g : groups) {
     run_group(g, o, s.scratch);
-    Verdict verdict = print_group(g, stdout);
+    Verdict verdict = print_group(g, o.show_commands, stdout);
     all_met = all_met && verdict.met;
     summary.insert(summary.end(), verdict.lines.begin(), verdict.lines.end());
     if (!o.csv.empty()) append_csv(g, o.csv);

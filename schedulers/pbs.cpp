@@ -1,5 +1,7 @@
 // PBS Pro / OpenPBS: the job's contract is PBS_JOBID plus PBS_NODEFILE, a file
 // that lists each host once, or once per slot (mpiprocs) on some systems.
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
@@ -20,7 +22,8 @@ std::optional<int> uniform_repeat_count(const std::vector<std::string>& lines,
   if (hosts.empty() || lines.size() % hosts.size() != 0) return std::nullopt;
   int per_host = static_cast<int>(lines.size() / hosts.size());
   if (per_host < 2) return std::nullopt;
-  std::map<std::string_view, int> counts;
+  std::unordered_map<std::string_view, int> counts;
+  counts.reserve(hosts.size());
   for (const std::string& line : lines) counts[short_host_name(line)]++;
   for (const auto& [host, count] : counts) {
     if (count != per_host) return std::nullopt;

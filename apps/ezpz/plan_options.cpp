@@ -137,9 +137,11 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
   Allocation allocation = read_allocation(scheduler.kind, env, files, host);
   if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
-  log::debug("allocation: job {}, {} hosts: {}",
-             allocation.job_id.empty() ? "-" : allocation.job_id, allocation.hosts.size(),
-             compress_hostlist(allocation.hosts));
+  if (log::enabled(log::Level::debug)) {  // compressing 10,000 names is not free
+    log::debug("allocation: job {}, {} hosts: {}",
+               allocation.job_id.empty() ? "-" : allocation.job_id, allocation.hosts.size(),
+               compress_hostlist(allocation.hosts));
+  }
   std::vector<MachineProfile> profiles = sys::load_machine_profiles(env);
   ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
   log::debug("machine: {} ({}; {})", choice.profile->name, choice.rule, choice.profile->source);
@@ -176,7 +178,7 @@ int print_plan(const PlanOptions& o, const PreparedLaunch& prepared) {
 }
 
 int run_plan(const PreparedLaunch& prepared, const Context& context) {
-  if (log::level() >= log::Level::info) {
+  if (log::enabled(log::Level::info)) {
     log::info("running: {}", render_command(prepared.planned.plan));
   }
   return sys::ProcessExecutor(context.env).run(prepared.planned.plan);

@@ -130,6 +130,12 @@ std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherI
 
 bool launcher_sets_rank_env(std::string_view dialect) { return dialect == "torchrun"; }
 
+bool launcher_takes_hostfile(std::string_view dialect) {
+  // torchrun on several hosts is started through Hydra, which reads a hostfile.
+  const Dialect* row = find_dialect(dialect);
+  return row == nullptr || row->hosts_form == HostsForm::hostfile;
+}
+
 namespace {
 
 // "1-8", or "1-3,5-8" when a reserved core splits the block.

@@ -39,6 +39,9 @@ bool is_known_launcher(std::string_view name);
 // Throws Error for an unknown dialect name.
 std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input);
 
+// Whether the launcher takes its hosts from a hostfile (srun takes a hostlist).
+bool launcher_takes_hostfile(std::string_view dialect);
+
 // Whether the launcher sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
 bool launcher_sets_rank_env(std::string_view dialect);
 

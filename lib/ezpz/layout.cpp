@@ -100,6 +100,7 @@ Topology infer_topology(const TopologyRequest& request, int available, const Slo
 
 std::vector<std::string> select_hosts(const std::vector<std::string>& hosts,
                                       const std::vector<std::string>& excluded) {
+  if (excluded.empty()) return hosts;
   std::set<std::string_view> dropped;
   for (const std::string& host : excluded) dropped.insert(short_host_name(host));
   std::vector<std::string> kept;

@@ -13,6 +13,7 @@ enum class Level { quiet = 0, warn = 1, info = 2, debug = 3 };
 
 void set_level(Level level);
 Level level();
+inline bool enabled(Level at) { return level() >= at; }
 // "debug", "info", "warn", "quiet" (also "warning", "error"), any case.
 std::optional<Level> level_from_string(std::string_view text);
 

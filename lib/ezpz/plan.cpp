@@ -23,10 +23,11 @@ std::string content_hash(std::string_view text) {
 }
 
 // The scheduler's own nodefile when it already lists exactly the hosts used;
-// otherwise a file ezpz writes. Local runs need no hostfile.
-std::string choose_hostfile(const std::vector<std::string>& hosts, const PlanInputs& in,
-                            std::vector<FileToWrite>& files) {
+// otherwise a file ezpz writes. Local runs and srun (given --nodelist) need none.
+std::string choose_hostfile(const std::vector<std::string>& hosts, const std::string& launcher,
+                            const PlanInputs& in, std::vector<FileToWrite>& files) {
   if (in.allocation.scheduler == SchedulerKind::local && hosts.size() == 1) return "";
+  if (!launcher_takes_hostfile(launcher)) return "";
   if (!in.allocation.nodefile.empty() && hosts == in.allocation.hosts) {
     return in.allocation.nodefile;
   }
@@ -100,7 +101,7 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   hosts.resize(planned.topology.nhosts);
   planned.hosts = hosts;
   planned.master_addr = master_addr(hosts, in.profile);
-  planned.hostfile = choose_hostfile(hosts, in, planned.plan.files);
+  planned.hostfile = choose_hostfile(hosts, planned.launcher, in, planned.plan.files);
   planned.plan.env = rank_env(planned, request, in);
 
   LauncherInput launcher{planned.topology.world_size, planned.topology.ppn, hosts,

@@ -409,7 +409,12 @@ std::vector<ProfileFile> read_profile_files(const Env& env) {
 }
 
 void write_files(const std::vector<FileToWrite>& files) {
-  for (const auto& file : files) write_file(file);
+  for (const auto& file : files) {
+    // Hostfiles are named by their content: an identical one is already in place,
+    // and a rename costs milliseconds on some filesystems.
+    if (read_file_if_present(file.path) == file.contents) continue;
+    write_file(file);
+  }
 }
 
 }  // namespace ezpz::sys

@@ -57,7 +57,7 @@ std::vector<ProfileFile> read_profile_files(const Env& env);
 // Throws Error for a broken profile file.
 std::vector<MachineProfile> load_machine_profiles(const Env& env);
 
-// Writes each file atomically (temp sibling + rename), creating parent
+// Writes each file atomically (files whose content is already in place are left alone) (temp sibling + rename), creating parent
 // directories with mode 0700. Throws Error naming the path on failure.
 void write_files(const std::vector<FileToWrite>& files);
 
