@@ -226,3 +226,17 @@ recording_path() {
 recorded_status() { cat "$scratch/$1.status" 2>/dev/null || echo "none"; }
 # The value of a top-level number field in the same JSON.
 json_number() { sed -n "s/^  \"$1\": \\([0-9]*\\),\\{0,1\\}\$/\\1/p" <<<"$2"; }
+
+# --- Naming every check ------------------------------------------------------
+# announce_passes: from now on each passing expect_* check also prints
+# `ok: NAME` on stdout (failures already print `FAIL: NAME` on stderr), so a
+# log shows every check by name. Wraps the helpers above without changing them.
+announce_passes() {
+  local helper
+  for helper in expect_eq expect_match expect_true expect_one_port expect_job_gone; do
+    declare -F "quiet_$helper" >/dev/null && continue  # already wrapped
+    eval "quiet_$(declare -f "$helper")"
+    eval "$helper() { local before=\$failures; quiet_$helper \"\$@\"; \
+      [ \"\$failures\" -eq \"\$before\" ] && printf 'ok: %s\n' \"\$1\"; return 0; }"
+  done
+}

@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# ezpz inside real Slurm jobs. tests/slurm/cluster.sh starts a 4-node cluster
+# on this machine (munge, slurmctld, one slurmd per node n01..n04, 2 CPUs
+# each); every case below submits a real job with sbatch and runs ezpz in its
+# batch script, so the SLURM_* variables are Slurm's own. Checked: placement
+# of 8 ranks over 4 nodes and the torch env contract, --nhosts and --exclude,
+# a failing rank's exit status, scancel, an MPICH program over srun's PMI2,
+# and `ezpz test` (when the libtorch trainer is built).
+#
+# Needs root (cluster.sh: daemons and /etc/hosts); without it, skipped (77).
+# EZPZ_SLURM_KEEP=1 leaves the cluster up afterwards; a cluster that was
+# already up is left up. EZPZ_SLURM_DIR picks cluster.sh's directory.
+source "$(dirname "$0")/common.sh"
+announce_passes
+
+cluster="$EZPZ_SRC/tests/slurm/cluster.sh"
+export EZPZ_SLURM_DIR=${EZPZ_SLURM_DIR:-/tmp/ezpz-slurm}
+nodes=(n01 n02 n03 n04)
+skips=()
+skip() { skips+=("$1"); printf 'SKIP: %s\n' "$1"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "skipped: the Slurm cluster (slurmctld, slurmd, munged, /etc/hosts) needs root"
+  exit 77
+fi
+for tool in sbatch squeue scancel sinfo srun slurmctld slurmd munged; do
+  if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null; then
+    echo "skipped: $tool is not installed (apt-get install slurm-wlm munge)"
+    exit 77
+  fi
+done
+
+# --- The cluster ---------------------------------------------------------------
+controller_up() {
+  local pid
+  pid=$(cat "$EZPZ_SLURM_DIR/run/slurmctld.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null
+}
+# Every job of this run has this name: on exit, whatever is left is cancelled
+# (while the controller still answers), then the cluster goes down unless it
+# was up before or EZPZ_SLURM_KEEP=1.
+job_name="ezpz-test-$$"
+take_down=true
+{ controller_up || [ "${EZPZ_SLURM_KEEP:-0}" == 1 ]; } && take_down=false
+cleanup_slurm() {
+  controller_up && SLURM_CONF="$EZPZ_SLURM_DIR/slurm.conf" scancel --name="$job_name" 2>/dev/null
+  if $take_down; then
+    "$cluster" down >"$scratch/down.log" 2>&1 || sed 's/^/  down: /' "$scratch/down.log" >&2
+  fi
+}
+on_exit cleanup_slurm
+up_start=$(now_ms)
+"$cluster" up >"$scratch/up.out" 2>"$scratch/up.err"
+up_rc=$?
+if [ "$up_rc" -eq 77 ]; then
+  echo "skipped: $(cat "$scratch/up.err")"
+  exit 77
+fi
+if [ "$up_rc" -ne 0 ]; then
+  fail "cluster.sh up: exit status $up_rc"
+  sed 's/^/  up: /' "$scratch/up.err" >&2
+  finish
+  exit 1
+fi
+printf 'cluster up in %d ms\n' $(($(now_ms) - up_start))
+source "$EZPZ_SLURM_DIR/env"  # SLURM_CONF, for sbatch, squeue and scancel here
+expect_eq "cluster: 4 idle nodes" "n01 idle
+n02 idle
+n03 idle
+n04 idle" "$(sinfo -h -N -o '%N %T' | sort -u)"
+
+mkdir -p "$scratch/work" "$scratch/home" "$scratch/run"
+
+# The job's environment starts clean (sbatch exports the submitter's to the
+# batch script); ezpz picks MASTER_PORT itself.
+submit_env() { clean_env env -u MASTER_PORT SLURM_CONF="$SLURM_CONF" "$@"; }
+
+# write_batch NAME [--background] EZPZ-ARGS...: $scratch/NAME.sh runs
+# `ezpz EZPZ-ARGS` in $scratch/work, its stdout and stderr to NAME.out/.err
+# and its exit status to NAME.rc. With --background the script catches
+# SIGTERM (ezpz still gets it: a caught signal is reset to the default on
+# exec) and waits for ezpz, so that ezpz's status is recorded even when the
+# job is cancelled.
+write_batch() {
+  local name=$1 background=false; shift
+  [ "${1-}" == --background ] && { background=true; shift; }
+  {
+    echo '#!/bin/bash'
+    printf 'cd %q || exit 99\n' "$scratch/work"
+    if $background; then
+      echo "trap 'true' TERM"
+      printf '%q ' "$EZPZ_BIN" "$@"
+      printf '>%q 2>%q &\n' "$scratch/$name.out" "$scratch/$name.err"
+      echo 'pid=$!; wait $pid; rc=$?'
+      echo 'while kill -0 $pid 2>/dev/null; do wait $pid; rc=$?; done'
+    else
+      printf '%q ' "$EZPZ_BIN" "$@"
+      printf '>%q 2>%q\n' "$scratch/$name.out" "$scratch/$name.err"
+      echo 'rc=$?'
+    fi
+    printf 'echo $rc >%q\n' "$scratch/$name.rc"
+    echo 'exit $rc'
+  } >"$scratch/$name.sh"
+}
+
+# job_state JOB: Slurm's state of JOB (PENDING, RUNNING, COMPLETING, COMPLETED,
+# FAILED, CANCELLED, ...); COMPLETING while its processes are being cleaned up.
+job_state() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# job_ended JOB: JOB is over and Slurm has finished cleaning up after it.
+job_ended() {
+  local state
+  state=$(job_state "$1")
+  [ -n "$state" ] && [[ ! $state =~ ^(PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED)$ ]]
+}
+
+# run_batch NAME SBATCH-OPTIONS... -- [VAR=VALUE...] EZPZ-ARGS...: submit a
+# batch script running ezpz and wait until the job has ended (polled: `sbatch
+# --wait` only looks after 2 s and then 10 s), for ${batch_timeout:-60} s at
+# most, then cancel it. Sets job_id, rc (ezpz's status, or "none" when it did
+# not finish), out and err (ezpz's stdout and stderr).
+run_batch() {
+  local name=$1; shift
+  local -a sbatch_options=() vars=()
+  while [ "$1" != -- ]; do sbatch_options+=("$1"); shift; done
+  shift
+  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
+  write_batch "$name" "$@"
+  rm -f "$scratch/$name.rc" "$scratch/$name.out" "$scratch/$name.err"
+  mark_logs
+  job_id=$(submit_env "${vars[@]}" sbatch --parsable --job-name="$job_name" -D "$scratch/work" \
+    -o "$scratch/$name.slurm" "${sbatch_options[@]}" "$scratch/$name.sh" 2>"$scratch/$name.sbatch")
+  if [[ ! $job_id =~ ^[0-9]+$ ]]; then
+    fail "$name: sbatch failed"; sed "s/^/  $name: sbatch: /" "$scratch/$name.sbatch" >&2
+    rc=none out="" err=""
+    return
+  fi
+  if ! wait_until "${batch_timeout:-60}" job_ended "$job_id"; then
+    fail "$name: job $job_id not over within ${batch_timeout:-60} s (state $(job_state "$job_id"))"
+    scancel "$job_id" 2>/dev/null
+  fi
+  rc=$(cat "$scratch/$name.rc" 2>/dev/null || echo none)
+  out=$(cat "$scratch/$name.out" 2>/dev/null)
+  err=$(cat "$scratch/$name.err" 2>/dev/null)
+  if [ "$rc" == none ]; then
+    sed "s/^/  $name: job output: /" "$scratch/$name.slurm" >&2 2>/dev/null
+    sed "s/^/  $name: ezpz stderr: /" "$scratch/$name.err" >&2 2>/dev/null
+  fi
+}
+
+# Rank reporter for Slurm: the node is the slurmd the rank runs under.
+slurm_reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_SIZE-unset} lsize=${LOCAL_WORLD_SIZE-unset} addr=${MASTER_ADDR-unset} host=${SLURMD_NODENAME-unset} port=${MASTER_PORT-unset}"'
+
+# expected_ranks PPN HOST...: reporter lines (without ports) for PPN ranks on
+# each HOST in order, master on the first.
+expected_ranks() {
+  local ppn=$1; shift
+  local world=$(($# * ppn)) rank=0 host local_rank
+  for host in "$@"; do
+    for ((local_rank = 0; local_rank < ppn; local_rank++)); do
+      echo "rank=$rank local=$local_rank size=$world lsize=$ppn addr=$1 host=$host"
+      rank=$((rank + 1))
+    done
+  done | sort
+}
+
+# Each node's slurmd log size when the last job was submitted: only what the
+# logs gained since then is searched (the logs outlive clusters and job ids).
+log_marks=()
+mark_logs() {
+  local node
+  log_marks=()
+  for node in "${nodes[@]}"; do
+    log_marks+=("$(stat -c %s "$EZPZ_SLURM_DIR/log/slurmd-$node.log" 2>/dev/null || echo 0)")
+  done
+}
+# step_nodes JOB: the nodes whose slurmd started a task of JOB's first step
+# (since the last mark_logs), space-separated.
+step_nodes() {
+  local i found=()
+  for i in "${!nodes[@]}"; do
+    tail -c "+$((log_marks[i] + 1))" "$EZPZ_SLURM_DIR/log/slurmd-${nodes[i]}.log" 2>/dev/null |
+      grep -q "launch task StepId=$1\.0 " && found+=("${nodes[i]}")
+  done
+  echo "${found[*]}"
+}
+# The srun line ezpz ran (from -v), for the hosts it was given.
+srun_line() { sed -n 's/^ezpz: running: .* srun /srun /p' <<<"$err"; }
+
+# --- The whole allocation: 4 nodes x 2 tasks ---------------------------------
+t0=$(now_ms)
+run_batch allocation -N4 --ntasks-per-node=2 -- -v launch -- sh -c "$slurm_reporter"
+expect_eq "allocation: exit status" 0 "$rc"
+expect_eq "allocation: 8 ranks, ranks 2k and 2k+1 on n0(k+1), master n01" \
+  "$(expected_ranks 2 n01 n02 n03 n04)" "$(without_ports "$out")"
+expect_one_port "allocation: one MASTER_PORT" "$out"
+expect_true "allocation: Slurm detected" grep -qxF 'ezpz: scheduler: slurm (SLURM_JOB_ID is set)' <<<"$err"
+expect_true "allocation: the job's 4 nodes" \
+  grep -qxF "ezpz: allocation: job $job_id, 4 hosts: n[01-04]" <<<"$err"
+expect_true "allocation: generic-slurm chosen" grep -q '^ezpz: machine: generic-slurm ' <<<"$err"
+expect_true "allocation: 2 per host from the job" \
+  grep -qxF 'ezpz: ranks per host: 2 (SLURM_NTASKS_PER_NODE=2)' <<<"$err"
+expect_match "allocation: srun over all 4 nodes" \
+  "^srun -u --kill-on-bad-exit=1 -N 4 -n 8 --ntasks-per-node=2 '--nodelist=n\[01-04\]' " "$(srun_line)"
+expect_eq "allocation: every node's slurmd started the step" "n01 n02 n03 n04" "$(step_nodes "$job_id")"
+printf 'allocation: %d ms\n' $(($(now_ms) - t0))
+
+# --- --nhosts 2: the first two nodes only -------------------------------------
+run_batch nhosts -N4 --ntasks-per-node=2 -- -v launch --nhosts 2 -- sh -c "$slurm_reporter"
+expect_eq "nhosts 2: exit status" 0 "$rc"
+expect_eq "nhosts 2: 4 ranks on n01 and n02" "$(expected_ranks 2 n01 n02)" "$(without_ports "$out")"
+expect_one_port "nhosts 2: one MASTER_PORT" "$out"
+expect_match "nhosts 2: srun given n01,n02" \
+  "^srun -u --kill-on-bad-exit=1 -N 2 -n 4 --ntasks-per-node=2 '--nodelist=n\[01-02\]' " "$(srun_line)"
+expect_eq "nhosts 2: only n01 and n02 started the step" "n01 n02" "$(step_nodes "$job_id")"
+
+# --- --exclude n02: n02 is never touched --------------------------------------
+run_batch exclude -N4 --ntasks-per-node=2 -- -v launch --exclude n02 -- sh -c "$slurm_reporter"
+expect_eq "exclude n02: exit status" 0 "$rc"
+expect_eq "exclude n02: 6 ranks on n01, n03, n04" "$(expected_ranks 2 n01 n03 n04)" \
+  "$(without_ports "$out")"
+expect_one_port "exclude n02: one MASTER_PORT" "$out"
+expect_match "exclude n02: srun given n01,n03,n04" \
+  "^srun -u --kill-on-bad-exit=1 -N 3 -n 6 --ntasks-per-node=2 '--nodelist=n\[01,03-04\]' " \
+  "$(srun_line)"
+expect_eq "exclude n02: n02's slurmd never started the step" "n01 n03 n04" "$(step_nodes "$job_id")"
+
+# --- Exit status: a failing rank ----------------------------------------------
+# srun runs through a wrapper that records the status it gave ezpz. Rank 3
+# (on n02) exits 3 after the others have exited 0: srun exits 3.
+record_path=$(recording_path srun)
+run_batch exit3 -N4 --ntasks-per-node=2 -- PATH="$record_path" \
+  launch -- sh -c 'if [ "$RANK" = 3 ]; then sleep 1; exit 3; fi; exit 0'
+expect_eq "rank 3 exits 3: srun exits 3" 3 "$(recorded_status srun)"
+expect_eq "rank 3 exits 3: ezpz exits 3" 3 "$rc"
+
+# Rank 3 exits 3 while the others still run: --kill-on-bad-exit=1 ends the
+# step at once (srun then reports the highest task status: the others' 143
+# from SIGTERM, not 3); ezpz passes srun's status on.
+marker="${marker_base}71"  # `sleep 5N.PID71`: ~5N s, unique to this run
+on_exit "kill_marked 'sleep $marker'"
+record_path=$(recording_path srun)
+t0=$(now_ms)
+run_batch exit3-running -N4 --ntasks-per-node=2 -- PATH="$record_path" \
+  launch -- sh -c 'if [ "$RANK" = 3 ]; then exit 3; fi; exec sleep "$0"' "$marker"
+elapsed=$(($(now_ms) - t0))
+srun_rc=$(recorded_status srun)
+expect_match "rank 3 exits 3, others running: srun fails" '^[1-9][0-9]*$' "$srun_rc"
+expect_eq "rank 3 exits 3, others running: ezpz exits with srun's status ($srun_rc)" "$srun_rc" "$rc"
+expect_true "rank 3 exits 3, others running: the step ends within 20 s (took ${elapsed} ms)" \
+  test "$elapsed" -lt 20000
+expect_true "rank 3 exits 3, others running: no rank left" wait_until 10 has_count 0 "sleep $marker"
+
+# --- scancel: ezpz forwards the signal, nothing is left on any node -----------
+marker="${marker_base}72"
+job_cmdline="sleep $marker"
+on_exit "kill_marked '$job_cmdline'"
+write_batch scancel --background launch -- sleep "$marker"
+rm -f "$scratch/scancel.rc"
+job_id=$(submit_env sbatch --parsable --job-name="$job_name" -D "$scratch/work" \
+  -o "$scratch/scancel.slurm" -N4 --ntasks-per-node=2 "$scratch/scancel.sh" 2>"$scratch/scancel.sbatch")
+if ! wait_until 30 has_count 8 "$job_cmdline"; then
+  fail "scancel: 8 ranks running '$job_cmdline' within 30 s (saw $(count_live "$job_cmdline"))"
+  sed 's/^/  stderr: /' "$scratch/scancel.err" >&2 2>/dev/null
+else
+  expect_true "scancel: 8 ranks running within 30 s" true
+  ezpz_pid=$(ps -eo pid=,args= | awk -v want="$EZPZ_BIN launch -- $job_cmdline" \
+    '{ pid = $1; sub(/^[ \t]*[0-9]+[ \t]+/, "") } $0 == want { print pid }')
+  launcher_pids=$(children "$ezpz_pid")
+  job_pids=($ezpz_pid $launcher_pids $(live_pids "$job_cmdline"))
+  scancel "$job_id"
+  expect_true "scancel: every rank stops within 15 s" wait_until 15 has_count 0 "$job_cmdline"
+  expect_true "scancel: the job ends within 20 s" wait_until 20 job_ended "$job_id"
+  expect_eq "scancel: the job is CANCELLED" CANCELLED "$(job_state "$job_id")"
+  expect_true "scancel: ezpz exited (its status recorded)" wait_until 10 test -s "$scratch/scancel.rc"
+  expect_eq "scancel: ezpz exits 128+SIGTERM" 143 "$(cat "$scratch/scancel.rc" 2>/dev/null)"
+  expect_true "scancel: ezpz says it forwarded SIGTERM to srun (pid ${launcher_pids%% *})" \
+    grep -q "^ezpz: forwarding SIGTERM to the launcher (pid ${launcher_pids%% *})\$" "$scratch/scancel.err"
+  stepd_gone() { ! ps -eo args= | grep -q "^slurmstepd: \[$job_id\."; }
+  expect_true "scancel: no slurmstepd of the job left" wait_until 10 stepd_gone
+  expect_job_gone "scancel: no ezpz, srun or rank left"
+  expect_eq "scancel: no process mentions the marker" "" \
+    "$(ps -eo pid=,args= | grep -F -- "$marker" | grep -v -e grep -e awk)"
+fi
+
+# --- An MPICH program over srun --mpi=pmi2 --------------------------------------
+if ! command -v mpicc >/dev/null; then
+  skip "mpi: no mpicc (install libmpich-dev)"
+else
+  cat >"$scratch/mpi_hello.c" <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+/* One line per rank: MPI's view (rank, size, a reduction over every rank,
+   processor name) next to Slurm's node and ezpz's RANK. */
+int main(int argc, char** argv) {
+  int rank, size, len, sum = 0;
+  char name[MPI_MAX_PROCESSOR_NAME];
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Get_processor_name(name, &len);
+  MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const char* node = getenv("SLURMD_NODENAME");
+  const char* torch_rank = getenv("RANK");
+  printf("mpi rank=%d size=%d sum=%d node=%s torch_rank=%s proc=%s\n", rank, size, sum,
+         node ? node : "unset", torch_rank ? torch_rank : "unset", name);
+  MPI_Finalize();
+  return 0;
+}
+EOF
+  if ! mpicc -o "$scratch/work/mpi_hello" "$scratch/mpi_hello.c" 2>"$scratch/mpicc.err"; then
+    fail "mpi: mpicc failed"; sed 's/^/  mpicc: /' "$scratch/mpicc.err" >&2
+  else
+    run_batch mpi -N4 --ntasks-per-node=2 -- launch --launcher-arg=--mpi=pmi2 -- ./mpi_hello
+    expect_eq "mpi: exit status" 0 "$rc"
+    expected=$(for r in 0 1 2 3 4 5 6 7; do
+      echo "mpi rank=$r size=8 sum=28 node=n0$((r / 2 + 1)) torch_rank=$r"; done)
+    expect_eq "mpi: 8 MPI ranks, size 8, MPI rank = RANK, 2 per node over n01..n04" \
+      "$expected" "$(sed 's/ proc=.*//' <<<"$out" | sort)"
+    expect_eq "mpi: the ranks span n01..n04" "n01 n02 n03 n04" \
+      "$(sed -n 's/.* node=\([^ ]*\) .*/\1/p' <<<"$out" | sort -u | xargs)"
+    expect_eq "mpi: processor name is this host's for every rank" "$(hostname)" \
+      "$(sed -n 's/.* proc=//p' <<<"$out" | sort -u)"
+  fi
+fi
+
+# --- ezpz test: the libtorch trainer on every node ------------------------------
+if [ ! -x "$(dirname "$EZPZ_BIN")/ezpz-smoke" ]; then
+  skip "ezpz test: $(dirname "$EZPZ_BIN")/ezpz-smoke is not built"
+else
+  t0=$(now_ms)
+  batch_timeout=90 run_batch ezpz-test -N4 --ntasks-per-node=1 -- test --model debug
+  expect_eq "ezpz test: exit status" 0 "$rc"
+  expect_true "ezpz test: PASS" grep -q 'ezpz test: PASS' <<<"$out"
+  [ "$rc" == 0 ] || { sed 's/^/  ezpz test: stdout: /' <<<"$out"; sed 's/^/  ezpz test: stderr: /' <<<"$err"; } >&2
+  printf 'ezpz test: %d ms\n' $(($(now_ms) - t0))
+fi
+
+[ "${#skips[@]}" -gt 0 ] && printf '%d skipped: %s\n' "${#skips[@]}" "$(IFS=';'; echo "${skips[*]}")"
+finish
