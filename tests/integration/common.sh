@@ -240,3 +240,54 @@ announce_passes() {
       [ \"\$failures\" -eq \"\$before\" ] && printf 'ok: %s\n' \"\$1\"; return 0; }"
   done
 }
+
+# --- MPICH, and a simulated two-node PBS job ----------------------------------
+require_mpiexec() {
+  if ! command -v mpiexec >/dev/null; then
+    echo "skipped: no mpiexec on PATH (install mpich)"
+    exit 77
+  fi
+}
+
+# start_fake_pbs_job: makes n01 and n02 resolve (to 127.0.0.2/3, in /etc/hosts
+# until the test exits) and sets pbs_env and nodefile: the environment PBS gives
+# a job of 2 hosts x 2 slots. Exits 77 (skipped) when that needs root we lack.
+start_fake_pbs_job() {
+  # The fake nodes: n01 and n02 must resolve.
+  hosts_mark="# ezpz-test"
+  remove_marked_hosts() {
+    local kept
+    kept=$(grep -v -F -- "$hosts_mark" /etc/hosts)
+    # Rewritten in place, not replaced: /etc/hosts may be a bind mount.
+    printf '%s\n' "$kept" >/etc/hosts
+  }
+  missing=()
+  for entry in "127.0.0.2 n01" "127.0.0.3 n02"; do
+    getent hosts "${entry#* }" >/dev/null || missing+=("$entry")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ] || [ ! -w /etc/hosts ]; then
+      echo "skipped: hosts ${missing[*]#* } do not resolve, and adding them to /etc/hosts needs root"
+      exit 77
+    fi
+    on_exit remove_marked_hosts
+    remove_marked_hosts  # stale entries from an interrupted run
+    for entry in "127.0.0.2 n01" "127.0.0.3 n02"; do
+      getent hosts "${entry#* }" >/dev/null || printf '%s %s\n' "$entry" "$hosts_mark" >>/etc/hosts
+    done
+  fi
+  for host in n01 n02; do
+    if ! getent hosts "$host" >/dev/null; then
+      echo "skipped: $host does not resolve even after adding it to /etc/hosts"
+      exit 77
+    fi
+  done
+
+  # The job's environment, as PBS sets it.
+  nodefile="$scratch/aux/4242.pbs-sim"
+  mkdir -p "$scratch/aux" "$scratch/work"
+  printf '%s\n' n01 n01 n02 n02 >"$nodefile"  # one line per slot (mpiprocs=2)
+  pbs_env=(PBS_JOBID=4242.pbs-sim PBS_NODEFILE="$nodefile" PBS_O_WORKDIR="$scratch/work"
+           PBS_QUEUE=debug PBS_JOBNAME=ezpz-sim PBS_ENVIRONMENT=PBS_BATCH PBS_O_HOST=login1
+           PBS_NODENUM=0 PBS_TASKNUM=1 HYDRA_LAUNCHER=fork)
+}

@@ -1,0 +1,17 @@
+#pragma once
+// The libtorch half of ezpz-smoke: one translation unit, so flags and reports
+// build without torch headers.
+#include "options.hpp"
+
+namespace ezpz::smoke {
+
+// Prints one JSON object: libtorch version, devices, backends, threads. Starts
+// no process group. Returns the exit status.
+int run_probe();
+
+// Trains on this rank and checks the result; 0 when every check passed, 1
+// when one failed. Throws ezpz::Error for setup and communication failures
+// (after rank 0 has written a failing summary.json where it could).
+int run_smoke(const SmokeOptions& options);
+
+}  // namespace ezpz::smoke
