@@ -34,7 +34,7 @@ Verdict judge_summary(const nlohmann::json& summary, int exit_status) {
     return failure(fmt::format("the trainer passed its checks but the launch exited {}",
                                exit_status));
   }
-  return {true, fmt::format("ezpz test: PASS: {} ranks, {:.0f} samples/s, final loss {:.4f}, "
+  return {true, fmt::format("ezpz test: PASS: {} ranks, {:.0f} samples/s, final loss {:.4g}, "
                             "report {}",
                             summary.value("world_size", 0), summary.value("samples_per_s", 0.0),
                             summary.value("final_loss", 0.0), summary.value("report", ""))};

@@ -27,7 +27,7 @@ run_test() {
 expect_passed() {
   local name=$1 ranks=$2 steps=$3 dir=$4
   expect_eq "$name: exit status" 0 "$rc"
-  expect_match "$name: verdict" "^ezpz test: PASS: $ranks ranks, [0-9]+ samples/s, final loss [0-9.]+, report $dir/report.md\$" \
+  expect_match "$name: verdict" "^ezpz test: PASS: $ranks ranks, [0-9]+ samples/s, final loss [0-9.e+-]+, report $dir/report.md\$" \
     "$(tail -n 1 <<<"$out")"
   expect_eq "$name: one metrics line per step" "$steps" "$(wc -l <"$dir/metrics.jsonl" 2>/dev/null)"
   expect_true "$name: report.md written" test -s "$dir/report.md"

@@ -22,7 +22,7 @@ TEST_CASE("the verdict is PASS only when the summary passed and the launch exite
   Verdict ok = judge_smoke_run(passed, 0, "/o");
   CHECK(ok.passed);
   CHECK(ok.line ==
-        "ezpz test: PASS: 2 ranks, 51234 samples/s, final loss 0.0123, report /o/report.md");
+        "ezpz test: PASS: 2 ranks, 51234 samples/s, final loss 0.01234, report /o/report.md");
   CHECK(judge_smoke_run(passed, 1, "/o").line ==
         "ezpz test: FAIL: the trainer passed its checks but the launch exited 1");
 }
