@@ -57,7 +57,7 @@ std::vector<std::string> trainer_words(const TestOptions& o) {
 
 int run_test(const TestOptions& o, const Context& context) {
   std::string default_dir =
-      fmt::format("{}/outputs/ezpz-test/{}", sys::current_directory(), sys::local_timestamp());
+      fmt::format("{}/{}", sys::current_directory(), smoke_output_dir(std::time(nullptr)));
   SmokeCommand command = smoke_command(find_trainer(context), trainer_words(o), default_dir);
   PreparedLaunch prepared = prepare_launch(o.plan, command.argv, context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);

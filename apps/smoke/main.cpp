@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "ezpz/smoke_test.hpp"
 #include "ezpz/error.hpp"
 #include "options.hpp"
 #include "trainer.hpp"
@@ -58,20 +59,12 @@ void apply_preset(SmokeOptions& o, const PresetFlags& given) {
   if (given.iters->count() == 0) o.iters = preset.iters;
 }
 
-std::string default_output_dir() {
-  std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%d-%H%M%S", &local);
-  return std::string("outputs/ezpz-test/") + stamp;
-}
 
 void finish_options(SmokeOptions& o, const PresetFlags& given) {
   apply_preset(o, given);
   std::vector<std::string> problems = ezpz::smoke::validate(o);
   if (!problems.empty()) throw ezpz::Error(fmt::format("{}", fmt::join(problems, "; ")));
-  if (o.output_dir.empty()) o.output_dir = default_output_dir();
+  if (o.output_dir.empty()) o.output_dir = ezpz::smoke_output_dir(std::time(nullptr));
 }
 
 // When the kernel started this process: libtorch's static initialisers run

@@ -5,6 +5,14 @@
 
 namespace ezpz {
 
+std::string smoke_output_dir(std::time_t now) {
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d-%H%M%S", &local);
+  return std::string("outputs/ezpz-test/") + stamp;
+}
+
 SmokeCommand smoke_command(const std::string& trainer, const std::vector<std::string>& args,
                            const std::string& default_output_dir) {
   SmokeCommand command{{trainer}, default_output_dir};

@@ -1,12 +1,18 @@
 #pragma once
 // `ezpz test`: the trainer's command line, and the verdict read back from
 // the summary.json its rank 0 writes. Pure.
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ezpz {
+
+// Where a run's outputs go by default, relative to the current directory:
+// outputs/ezpz-test/<YYYY-MM-DD-HHMMSS> in local time. Shared by `ezpz test`
+// and ezpz-smoke run alone.
+std::string smoke_output_dir(std::time_t now);
 
 // The trainer's argv: the trainer, the user's trainer flags as given, and
 // --output-dir `output_dir` unless the user chose one. Returns the output

@@ -291,3 +291,18 @@ start_fake_pbs_job() {
            PBS_QUEUE=debug PBS_JOBNAME=ezpz-sim PBS_ENVIRONMENT=PBS_BATCH PBS_O_HOST=login1
            PBS_NODENUM=0 PBS_TASKNUM=1 HYDRA_LAUNCHER=fork)
 }
+
+# --- Running ezpz ---------------------------------------------------------------
+timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it
+# run_ezpz NAME [VAR=VALUE...] ARGS...: run ezpz with ARGS (and VARs set), in
+# the environment the test's launch_env gives; its
+# stdout in $out, stderr in $err, status in $rc.
+run_ezpz() {
+  local name=$1; shift
+  local -a vars=()
+  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
+  launch_env "${vars[@]}" "$timeout_bin" -k 5 50 "$EZPZ_BIN" "$@" >"$scratch/$name.out" 2>"$scratch/$name.err"
+  rc=$?
+  out=$(cat "$scratch/$name.out")
+  err=$(cat "$scratch/$name.err")
+}

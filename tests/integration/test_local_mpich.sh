@@ -12,18 +12,6 @@ fi
 # No scheduler variables (env -i), and no MASTER_PORT: ezpz picks a free one.
 launch_env() { clean_env env -u MASTER_PORT "$@"; }
 
-timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it
-# run_ezpz NAME [VAR=VALUE...] ARGS...: run ezpz with ARGS (and VARs set); its
-# stdout in $out, stderr in $err, status in $rc.
-run_ezpz() {
-  local name=$1; shift
-  local -a vars=()
-  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
-  launch_env "${vars[@]}" "$timeout_bin" -k 5 50 "$EZPZ_BIN" "$@" >"$scratch/$name.out" 2>"$scratch/$name.err"
-  rc=$?
-  out=$(cat "$scratch/$name.out")
-  err=$(cat "$scratch/$name.err")
-}
 
 # --- The env contract on every rank ------------------------------------------
 run_ezpz contract launch -n 2 -- sh -c "$reporter"

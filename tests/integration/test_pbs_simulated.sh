@@ -13,18 +13,6 @@ start_fake_pbs_job
 # No MASTER_PORT (ezpz picks one), no EZPZ_MACHINE (ezpz picks generic-pbs).
 launch_env() { clean_env env -u MASTER_PORT -u EZPZ_MACHINE "${pbs_env[@]}" "$@"; }
 
-timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it
-# run_ezpz NAME [VAR=VALUE...] ARGS...: run ezpz with ARGS (and VARs set); its
-# stdout in $out, stderr in $err, status in $rc.
-run_ezpz() {
-  local name=$1; shift
-  local -a vars=()
-  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
-  launch_env "${vars[@]}" "$timeout_bin" -k 5 50 "$EZPZ_BIN" "$@" >"$scratch/$name.out" 2>"$scratch/$name.err"
-  rc=$?
-  out=$(cat "$scratch/$name.out")
-  err=$(cat "$scratch/$name.err")
-}
 
 # expect_plan NAME HOSTS MASTER WORLD PPN LAUNCH-OPTIONS...: --dry-run --json
 # names generic-pbs, the hosts, the layout and a hostfile ezpz wrote that lists

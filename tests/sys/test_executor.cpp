@@ -28,11 +28,14 @@
 
 #include "ezpz/error.hpp"
 #include "tests/catch.hpp"
+#include "tests/support/files.hpp"
 
 namespace fs = std::filesystem;
 using ezpz::Env;
 using ezpz::Error;
 using ezpz::ExitCode;
+using ezpz::testing::read_text_file;
+using ezpz::testing::TempDir;
 using ezpz::LaunchPlan;
 using ezpz::sys::ProcessExecutor;
 using ezpz::sys::ProcessOptions;
@@ -41,38 +44,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ezpz-executor-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
 
- private:
-  std::string path_;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 // The contents of `path` once a whole line has been written to it, or nullopt after 5 s.
 std::optional<std::string> wait_for_line(const std::string& path) {
   const auto deadline = Clock::now() + 5s;
   while (Clock::now() < deadline) {
-    std::string contents = read_file(path);
+    std::string contents = read_text_file(path);
     if (!contents.empty() && contents.back() == '\n') return contents;
     std::this_thread::sleep_for(10ms);
   }
@@ -85,7 +63,7 @@ bool process_gone(pid_t pid) {
   const auto deadline = Clock::now() + 1s;
   while (Clock::now() < deadline) {
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
+    std::string stat = read_text_file(fmt::format("/proc/{}/stat", pid));
     auto paren = stat.rfind(')');
     if (paren != std::string::npos && stat.compare(paren, 3, ") Z") == 0) return true;
     std::this_thread::sleep_for(10ms);
@@ -195,7 +173,7 @@ TEST_CASE("the launcher gets exactly the base env plus the plan's env", "[execut
   REQUIRE(executor.run(plan) == 0);
 
   std::vector<std::string> lines;
-  std::istringstream env_dump(read_file(dir.file("env")));
+  std::istringstream env_dump(read_text_file(dir.file("env")));
   for (std::string line; std::getline(env_dump, line);) {
     if (line.rfind("PWD=", 0) != 0) lines.push_back(line);  // dash exports PWD itself
   }
@@ -216,7 +194,7 @@ TEST_CASE("argv reaches the launcher literally, through no shell", "[executor]")
 
   std::string expected;
   for (const std::string& arg : args) expected += arg + "\n";
-  CHECK(read_file(dir.file("argv")) == expected);
+  CHECK(read_text_file(dir.file("argv")) == expected);
   CHECK_FALSE(fs::exists(marker));
 }
 
@@ -224,7 +202,7 @@ TEST_CASE("argv[0] is passed as given, not as the path it was found at", "[execu
   TempDir dir;
   LaunchPlan plan = shell(R"(tr '\0' '\n' < /proc/$$/cmdline > "$1")", {dir.file("cmdline")});
   REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
-  CHECK(read_file(dir.file("cmdline")).rfind("sh\n-c\n", 0) == 0);
+  CHECK(read_text_file(dir.file("cmdline")).rfind("sh\n-c\n", 0) == 0);
 }
 
 TEST_CASE("the launcher is looked up on the PATH it will run with", "[executor]") {
@@ -278,7 +256,7 @@ TEST_CASE("the launcher leads its own process group", "[executor]") {
       ProcessExecutor(base_env()).run(shell(R"(cat /proc/$$/stat > "$1")", {dir.file("stat")})) ==
       0);
   // /proc/PID/stat: "pid (comm) state ppid pgrp ..."
-  std::string stat = read_file(dir.file("stat"));
+  std::string stat = read_text_file(dir.file("stat"));
   std::istringstream after_comm(stat.substr(stat.rfind(')') + 1));
   std::string state;
   pid_t parent = 0, group = 0;
@@ -301,7 +279,7 @@ TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
       REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
     }
     ::close(fd);
-    CHECK(read_file(dir.file("stdin")) == input + "\n");
+    CHECK(read_text_file(dir.file("stdin")) == input + "\n");
   }
   SECTION("a terminal on stdin is replaced by /dev/null") {
     const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
@@ -317,7 +295,7 @@ TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
     }
     ::close(terminal);
     ::close(master);
-    CHECK(read_file(dir.file("stdin")) == "/dev/null\n");
+    CHECK(read_text_file(dir.file("stdin")) == "/dev/null\n");
   }
 }
 
@@ -343,7 +321,7 @@ TEST_CASE("the launcher starts with no blocked signals, and nohup's SIGHUP still
                        .run(LaunchPlan{{"cp", "/proc/self/status", dir.file("status")}, {}, {}});
   sigaction(SIGHUP, &saved, nullptr);
   REQUIRE(code == 0);
-  std::istringstream status(read_file(dir.file("status")));
+  std::istringstream status(read_text_file(dir.file("status")));
   std::string masks;
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("SigBlk:", 0) == 0 || line.rfind("SigIgn:", 0) == 0) masks += line + "\n";

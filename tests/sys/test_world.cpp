@@ -19,34 +19,16 @@
 
 #include "ezpz/error.hpp"
 #include "tests/catch.hpp"
+#include "tests/support/files.hpp"
 
 namespace fs = std::filesystem;
 using ezpz::Env;
 using ezpz::Error;
 using ezpz::ExitCode;
+using ezpz::testing::TempDir;
 
 namespace {
 
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ezpz-world-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    // Canonical, so that it compares equal to the real paths the library reports.
-    path_ = fs::canonical(pattern).string();
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Creates `path` (and its parents) holding `text`, with `mode`.
 void put(const std::string& path, const std::string& text, fs::perms mode = fs::perms(0644)) {

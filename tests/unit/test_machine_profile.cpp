@@ -9,6 +9,7 @@
 
 #include "ezpz/error.hpp"
 #include "tests/catch.hpp"
+#include "tests/support/files.hpp"
 
 namespace ezpz {
 namespace {
@@ -415,17 +416,6 @@ TEST_CASE("scheduler kinds as text", "[profile]") {
 
 // ---- the bundled files ----------------------------------------------------
 
-std::vector<ProfileFile> bundled_files() {
-  std::vector<ProfileFile> files;
-  for (const auto& entry : std::filesystem::directory_iterator(EZPZ_SOURCE_DIR "/machines")) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    files.push_back({entry.path().string(), text.str()});
-  }
-  return files;
-}
 
 struct Expected {
   std::string launcher;
@@ -448,7 +438,7 @@ const std::map<std::string, Expected> k_bundled = {
 };
 
 TEST_CASE("every bundled machine file parses as expected", "[profile]") {
-  std::vector<ProfileFile> files = bundled_files();
+  std::vector<ProfileFile> files = ezpz::testing::bundled_profile_files();
   REQUIRE(files.size() == k_bundled.size());
   for (const ProfileFile& file : files) {
     INFO(file.path);
@@ -464,7 +454,7 @@ TEST_CASE("every bundled machine file parses as expected", "[profile]") {
 }
 
 TEST_CASE("bundled Aurora and Polaris carry the reference's facts", "[profile]") {
-  std::vector<MachineProfile> profiles = load_profiles(bundled_files());
+  std::vector<MachineProfile> profiles = load_profiles(ezpz::testing::bundled_profile_files());
   ProfileChoice aurora =
       select_profile(profiles, std::string("aurora"), {}, "", SchedulerKind::pbs);
   CHECK(aurora.profile->cpu_bind == CpuBind{CpuBind::Style::list, 0, 2, 52, {0, 52}});
@@ -509,7 +499,7 @@ TEST_CASE("bundled profiles are chosen by real host names", "[profile]") {
       {"cluster-node-9", {}, SchedulerKind::slurm, "generic-slurm"},
       {"my-laptop", {}, SchedulerKind::local, "local"},
   };
-  std::vector<MachineProfile> profiles = load_profiles(bundled_files());
+  std::vector<MachineProfile> profiles = load_profiles(ezpz::testing::bundled_profile_files());
   for (const HostCase& c : cases) {
     INFO(c.hostname);
     ProfileChoice choice = select_profile(profiles, std::nullopt, c.env, c.hostname, c.scheduler);

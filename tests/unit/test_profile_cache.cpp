@@ -1,25 +1,10 @@
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "ezpz/profile_cache.hpp"
 #include "tests/catch.hpp"
+#include "tests/support/files.hpp"
 
 using namespace ezpz;
 
-namespace {
-std::vector<ProfileFile> bundled_profile_files() {
-  std::vector<ProfileFile> files;
-  for (const auto& entry : std::filesystem::directory_iterator(EZPZ_SOURCE_DIR "/machines")) {
-    if (entry.path().extension() != ".yaml") continue;
-    std::ifstream in(entry.path());
-    std::ostringstream text;
-    text << in.rdbuf();
-    files.push_back({entry.path().string(), text.str()});
-  }
-  return files;
-}
-}  // namespace
+using ezpz::testing::bundled_profile_files;
 
 TEST_CASE("every bundled profile survives the cache unchanged", "[profile_cache]") {
   std::vector<ProfileFile> files = bundled_profile_files();

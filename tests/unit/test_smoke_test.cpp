@@ -38,3 +38,12 @@ TEST_CASE("every failing run names why", "[smoke_test]") {
         "ezpz test: FAIL: /o/summary.json is not a JSON object (trainer exit 0)");
   CHECK_FALSE(judge_smoke_run(std::string(R"({"status":"pass","world_size":"x"})"), 0, "/o").passed);
 }
+
+TEST_CASE("outputs default to outputs/ezpz-test/<local timestamp>", "[smoke_test]") {
+  std::string dir = smoke_output_dir(std::time(nullptr));
+  REQUIRE(dir.size() == std::string("outputs/ezpz-test/2026-11-22-031852").size());
+  CHECK(dir.rfind("outputs/ezpz-test/20", 0) == 0);
+  CHECK(dir[22] == '-');
+  CHECK(dir[25] == '-');
+  CHECK(dir[28] == '-');
+}

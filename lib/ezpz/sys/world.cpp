@@ -325,14 +325,6 @@ std::string current_directory() {
   return cwd.string();
 }
 
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d-%H%M%S", &local);
-  return text;
-}
 
 std::string hostname() {
   char name[HOST_NAME_MAX + 1] = {};

@@ -27,9 +27,6 @@ std::optional<std::string> read_file_if_present(const std::string& path);
 // The current directory (getcwd).
 std::string current_directory();
 
-// Local time as YYYY-MM-DD-HHMMSS, for output directory names.
-std::string local_timestamp();
-
 // gethostname(), as the kernel reports it (no DNS look-up: that can take seconds).
 std::string hostname();
 
