@@ -337,7 +337,7 @@ int check_and_report(Run& run, const Trainer& trainer) {
   std::vector<double> losses;
   for (const StepRecord& r : run.steps) losses.push_back(r.loss);
   report::ReportInputs in;
-  in.loss = report::check_loss(losses, run.options.warmup);
+  in.loss = report::check_loss(losses);
   in.summary = report::judge(agreement.identical, in.loss);
   fill_summary(in.summary, run);
   dist::log(run.dist, "{}: {}{}", in.summary.passed ? "PASS" : "FAIL", in.summary.reason,

@@ -147,13 +147,12 @@ std::string LossCheck::describe() const {
                      first_from, first_to, last_mean, last_from, last_to);
 }
 
-LossCheck check_loss(const std::vector<double>& losses, int warmup) {
+LossCheck check_loss(const std::vector<double>& losses) {
   LossCheck check;
   int n = static_cast<int>(losses.size());
-  int start = std::clamp(warmup, 0, n);
-  int after = n - start;
-  if (after < 2) return check;
-  int window = std::clamp(after / 4, 1, 10);
+  const int start = 0;
+  if (n < 2) return check;
+  int window = std::clamp(n / 4, 1, 10);
   auto mean = [&](int from) {
     double sum = 0;
     for (int i = from; i < from + window; ++i) sum += losses[static_cast<size_t>(i)];

@@ -55,8 +55,10 @@ std::string text_plot(const std::vector<double>& values, const std::string& titl
                       int height = 10);
 
 // Did training learn? The mean loss over the last window of steps must be
-// below the mean over the first window after warm-up; a window is a quarter
-// of the steps after warm-up, 1 to 10 steps.
+// below the mean over the first window of the run: the untrained model's
+// loss, so warm-up steps count. (Starting after a long warm-up compared two
+// windows of an already-converged loss: noise.) A window is a quarter of the
+// steps, 1 to 10.
 struct LossCheck {
   bool fell = false;
   double first_mean = 0;
@@ -65,8 +67,8 @@ struct LossCheck {
   int last_from = 0, last_to = 0;
   std::string describe() const;  // "mean 2.3012 over steps 6-13, 0.0140 over steps 93-100"
 };
-// Needs at least 2 steps after warm-up (the trainer's flags ensure it).
-LossCheck check_loss(const std::vector<double>& losses, int warmup);
+// Needs at least 2 steps (the trainer's flags ensure it).
+LossCheck check_loss(const std::vector<double>& losses);
 
 // A 64-bit fingerprint of raw bytes, chained through `seed` so many tensors
 // hash as one. Equal bytes give equal fingerprints; a changed bit almost

@@ -89,27 +89,32 @@ TEST_CASE("a text plot puts the extremes on the top and bottom rows", "[report]"
   CHECK(text_plot({}, "none") == "none: no data\n");
 }
 
-TEST_CASE("the loss check compares windows after warm-up", "[report]") {
+TEST_CASE("the loss check compares the run's first and last windows", "[report]") {
   std::vector<double> falling = {9, 9, 4, 4, 3, 3, 2, 2, 1, 1};
-  LossCheck check = check_loss(falling, 2);
+  LossCheck check = check_loss(falling);
   CHECK(check.fell);
-  CHECK(check.first_from == 3);
-  CHECK(check.first_to == 4);
+  CHECK(check.first_from == 1);
+  CHECK(check.first_to == 2);
   CHECK(check.last_from == 9);
   CHECK(check.last_to == 10);
-  CHECK(check.describe() == "mean 4.0000 over steps 3-4, 1.0000 over steps 9-10");
-  CHECK_FALSE(check_loss({1, 2, 3, 4}, 0).fell);
-  CHECK_FALSE(check_loss({2, 2, 2, 2}, 0).fell);
+  CHECK(check.describe() == "mean 9.0000 over steps 1-2, 1.0000 over steps 9-10");
+  // Converged early, then noise: still a fall from the untrained loss.
+  std::vector<double> converged(300, 0.004);
+  converged[0] = 2.3;
+  converged[299] = 0.017;
+  CHECK(check_loss(converged).fell);
+  CHECK_FALSE(check_loss({1, 2, 3, 4}).fell);
+  CHECK_FALSE(check_loss({2, 2, 2, 2}).fell);
   double nan = std::numeric_limits<double>::quiet_NaN();
-  CHECK_FALSE(check_loss({2, 1, nan, nan}, 0).fell);
+  CHECK_FALSE(check_loss({2, 1, nan, nan}).fell);
   // Windows are capped at 10 steps.
   std::vector<double> long_run(100, 1.0);
   long_run[0] = 2;
-  LossCheck capped = check_loss(long_run, 0);
+  LossCheck capped = check_loss(long_run);
   CHECK(capped.first_to == 10);
   CHECK(capped.last_from == 91);
   CHECK(capped.fell);
-  CHECK_FALSE(check_loss({1}, 0).fell);
+  CHECK_FALSE(check_loss({1}).fell);
 }
 
 TEST_CASE("fingerprints: equal bytes agree, one flipped bit does not", "[report]") {
@@ -176,7 +181,7 @@ TEST_CASE("report.md has status, configuration, environment, checks, table and p
   in.environment = {{"hostname", "n01"}};
   in.steps = {record(1, 3, 0.01), record(2, 2, 0.004), record(3, 1, 0.004)};
   in.warmup = 1;
-  in.loss = check_loss({3, 2, 1}, 1);
+  in.loss = check_loss({3, 2, 1});
   in.fingerprint = "fingerprint 00000000000000ff on every rank";
   in.summary = judge(true, in.loss);
   std::string md = report_markdown(in);
@@ -185,7 +190,7 @@ TEST_CASE("report.md has status, configuration, environment, checks, table and p
         std::string::npos);
   CHECK(md.find("| hostname | `n01` |") != std::string::npos);
   CHECK(md.find("- parameters identical on every rank: yes (fingerprint 00000000000000ff on "
-                "every rank)\n- loss fell: yes (mean 2.0000 over steps 2-2, 1.0000 over steps "
+                "every rank)\n- loss fell: yes (mean 3.0000 over steps 1-1, 1.0000 over steps "
                 "3-3)\n") != std::string::npos);
   CHECK(md.find("## Summary over steps 2-3 (step 1 is warm-up)\n") != std::string::npos);
   CHECK(md.find("## Loss\n\n```text\nloss (steps 1-3)\n") != std::string::npos);
