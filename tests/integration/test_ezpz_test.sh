@@ -57,6 +57,21 @@ run_test bad-preset -- -n 1 --model huge --output-dir "$scratch/bad"
 expect_eq "unknown preset: exit status" 2 "$rc"
 expect_match "unknown preset: lists the valid ones" "debug, s, m, l, xl" "$err"
 
+# A device this libtorch lacks is a configuration error, named.
+run_test no-cuda TORCH_DEVICE=cuda -- -n 1 --model debug --output-dir "$scratch/no-cuda"
+expect_eq "TORCH_DEVICE=cuda on a CPU build: exit status" 2 "$rc"
+expect_match "TORCH_DEVICE=cuda on a CPU build: message" \
+  "TORCH_DEVICE=cuda: this libtorch was built without CUDA" "$err"
+
+# A rank whose rank 0 never comes fails within the rendezvous timeout, naming
+# the address, instead of hanging (rank 1 alone, nothing on the port).
+rendezvous_err=$(clean_env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
+  MASTER_ADDR=127.0.0.1 MASTER_PORT=29991 EZPZ_RENDEZVOUS_TIMEOUT=2 \
+  timeout 30 "$trainer" --model debug --output-dir "$scratch/lonely" 2>&1 >/dev/null); rc=$?
+expect_eq "unreachable rank 0: exit status (not the 30 s timeout's 124)" 1 "$rc"
+expect_match "unreachable rank 0: message names the address" \
+  "rendezvous at MASTER_ADDR=127.0.0.1 MASTER_PORT=29991 failed" "$rendezvous_err"
+
 start_fake_pbs_job
 run_test pbs "${pbs_env[@]}" -- --model debug --output-dir "$scratch/pbs"
 expect_passed "simulated 2-node PBS job, 4 ranks" 4 20 "$scratch/pbs"
