@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ezpz/content_hash.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/launchers.hpp"
 
@@ -14,12 +15,12 @@ std::string hostfile_text(const std::vector<std::string>& hosts) {
   return text;
 }
 
-// FNV-1a: the hostfile is named by its content, so rewriting it is idempotent
-// and two jobs never share a name for different host sets.
+// The hostfile is named by its content, so rewriting it is idempotent and two
+// jobs never share a name for different host sets.
 std::string content_hash(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return fmt::format("{:016x}", hash);
+  ContentHash hash;
+  hash.add(text);
+  return fmt::format("{:016x}", hash.value());
 }
 
 // The scheduler's own nodefile when it already lists exactly the hosts used;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ezpz/content_hash.hpp"
+
 namespace ezpz {
 
 // Field by field, so the struct and the cache cannot drift apart unnoticed:
@@ -62,18 +64,18 @@ void from_json(const nlohmann::json& json, MachineProfile& p) {
 }
 
 std::string profile_cache_key(const std::vector<ProfileFile>& files) {
-  // FNV-1a over "path\0text\0" for each file, with the format version first.
-  std::uint64_t hash = 14695981039346656037ull;
+  // Over "path\0text\0" for each file, with the format version first.
+  ContentHash hash;
   auto mix = [&hash](std::string_view bytes) {
-    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
-    hash = (hash ^ 0) * 1099511628211ull;
+    hash.add(bytes);
+    hash.add_separator();
   };
   mix("ezpz-profile-cache-v1");
   for (const ProfileFile& file : files) {
     mix(file.path);
     mix(file.text);
   }
-  return fmt::format("{:016x}-{}", hash, files.size());
+  return fmt::format("{:016x}-{}", hash.value(), files.size());
 }
 
 std::string serialize_profiles(std::string_view key, const std::vector<MachineProfile>& profiles) {
