@@ -26,12 +26,15 @@ const CLI::Validator k_integer(
 
 }  // namespace
 
-void add_plan_options(CLI::App& app, PlanOptions& o) {
+void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
   CLI::App* cmd = &app;
-  o.nprocs_option =
-      cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")->type_name("N")->check(k_integer);
-  o.ppn_option =
-      cmd->add_option("--ppn", o.ppn, "Ranks per host")->type_name("N")->check(k_integer);
+  if (rank_options) {
+    o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")
+                          ->type_name("N")
+                          ->check(k_integer);
+    o.ppn_option =
+        cmd->add_option("--ppn", o.ppn, "Ranks per host")->type_name("N")->check(k_integer);
+  }
   o.nhosts_option = cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")
                         ->type_name("N")
                         ->check(k_integer);
@@ -49,16 +52,20 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   cmd->add_option("--launcher", o.launcher,
                   "pals, hydra, openmpi, srun or torchrun (default: profile's)")
       ->type_name("NAME");
-  cmd->add_option("--cpu-bind", o.cpu_bind,
-                  "CPU binding for the launcher (default: profile's, or CPU_BIND)")
-      ->type_name("BIND");
+  if (rank_options) {
+    cmd->add_option("--cpu-bind", o.cpu_bind,
+                    "CPU binding for the launcher (default: profile's, or CPU_BIND)")
+        ->type_name("BIND");
+  }
   cmd->add_option("-x,--env", o.env, "Set NAME=VALUE for every rank (repeatable)")
       ->type_name("NAME=VALUE");
   cmd->add_option("--launcher-arg", o.launcher_args, "Pass ARG to the launcher as is (repeatable)")
       ->allow_extra_args(false)
       ->type_name("ARG");
-  cmd->add_flag("--no-rank-env", o.no_rank_env,
-                "Do not set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR ... for the ranks");
+  if (rank_options) {
+    cmd->add_flag("--no-rank-env", o.no_rank_env,
+                  "Do not set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR ... for the ranks");
+  }
   CLI::Option* dry_run =
       cmd->add_flag("--dry-run", o.dry_run,
                     "Print the command instead of running it (writes only the hostfile it names)");
@@ -66,10 +73,18 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
       ->needs(dry_run);
 }
 
+void plan_one_rank_per_host(PlanOptions& options) {
+  options.fixed_ppn = 1;
+  options.no_rank_env = true;
+  // A profile's per-GPU binding list would pin the one rank to a few cores:
+  // an empty binding adds no flag, so the launcher's default applies.
+  options.cpu_bind = "";
+}
+
 namespace {
 
 std::optional<long> given(const CLI::Option* option, long value) {
-  if (option->count() == 0) return std::nullopt;
+  if (option == nullptr || option->count() == 0) return std::nullopt;
   return value;
 }
 
@@ -77,7 +92,8 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
                          const Context& context, const FileReader& files) {
   LaunchRequest request;
   request.command = std::move(command);
-  request.topology = {given(o.nprocs_option, o.nprocs), given(o.ppn_option, o.ppn),
+  request.topology = {given(o.nprocs_option, o.nprocs),
+                      o.fixed_ppn ? o.fixed_ppn : given(o.ppn_option, o.ppn),
                       given(o.nhosts_option, o.nhosts)};
   request.excluded = o.exclude;
   if (o.exclude_file) {

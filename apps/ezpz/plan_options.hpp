@@ -29,14 +29,22 @@ struct PlanOptions {
   bool no_rank_env = false;
   bool dry_run = false;
   bool json = false;
+  // Set by subcommands that place one rank per node themselves (yeet, doctor
+  // --deep): replaces -n/--ppn, which they do not offer.
+  std::optional<long> fixed_ppn;
   // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
   CLI::Option* nprocs_option = nullptr;
   CLI::Option* ppn_option = nullptr;
   CLI::Option* nhosts_option = nullptr;
 };
 
-// Declares the shared options on a subcommand.
-void add_plan_options(CLI::App& cmd, PlanOptions& options);
+// Declares the shared options on a subcommand. Without `rank_options` the
+// subcommand chooses ranks itself: no -n, --ppn, --no-rank-env or --cpu-bind.
+void add_plan_options(CLI::App& cmd, PlanOptions& options, bool rank_options = true);
+
+// One rank on each host of the allocation, no torch rank contract: how the
+// bundled MPI helpers (the yeet stager, the doctor probe) are planned.
+void plan_one_rank_per_host(PlanOptions& options);
 
 struct PreparedLaunch {
   PlannedLaunch planned;
