@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "bundled.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/smoke_test.hpp"
 #include "ezpz/sys/world.hpp"
@@ -32,19 +33,6 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
 
 namespace {
 
-// Beside the ezpz binary (the build tree), or in the installed libexec dir.
-std::string find_trainer(const Context& context) {
-  const std::vector<std::string> candidates = {context.self_dir + "/ezpz-smoke",
-                                               context.self_dir + "/../libexec/ezpz/ezpz-smoke"};
-  for (const std::string& candidate : candidates) {
-    if (auto found = sys::find_program(candidate, context.env)) return *found;
-  }
-  throw Error(fmt::format("ezpz-smoke not found in {} or {}: build it with libtorch "
-                          "(cmake -DEZPZ_WITH_SMOKE=ON)",
-                          candidates[0], candidates[1]),
-              ExitCode::not_found);
-}
-
 std::vector<std::string> trainer_words(const TestOptions& o) {
   std::vector<std::string> words = o.trainer_args;
   if (o.after_double_dash) {
@@ -58,7 +46,8 @@ std::vector<std::string> trainer_words(const TestOptions& o) {
 int run_test(const TestOptions& o, const Context& context) {
   std::string default_dir =
       fmt::format("{}/{}", sys::current_directory(), smoke_output_dir(std::time(nullptr)));
-  SmokeCommand command = smoke_command(find_trainer(context), trainer_words(o), default_dir);
+  SmokeCommand command = smoke_command(find_bundled_program(context, "ezpz-smoke",
+                                                 "build it with libtorch (cmake -DEZPZ_WITH_SMOKE=ON)"), trainer_words(o), default_dir);
   PreparedLaunch prepared = prepare_launch(o.plan, command.argv, context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);
   int status = run_plan(prepared, context);

@@ -5,6 +5,7 @@
 
 #include "cmd_launch.hpp"
 #include "cmd_test.hpp"
+#include "cmd_yeet.hpp"
 #include "context.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/log.hpp"
@@ -17,9 +18,11 @@ int main(int argc, char** argv) {
   ezpz::GlobalOptions globals;
   ezpz::LaunchOptions launch;
   ezpz::TestOptions test;
+  ezpz::YeetOptions yeet;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
+  CLI::App* yeet_cmd = ezpz::setup_yeet(app, yeet, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
@@ -27,6 +30,7 @@ int main(int argc, char** argv) {
     ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
     if (test_cmd->parsed()) return ezpz::run_test(test, context);
+    if (yeet_cmd->parsed()) return ezpz::run_yeet(yeet, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::Success& e) {

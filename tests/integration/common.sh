@@ -249,11 +249,14 @@ require_mpiexec() {
   fi
 }
 
-# start_fake_pbs_job: makes n01 and n02 resolve (to 127.0.0.2/3, in /etc/hosts
-# until the test exits) and sets pbs_env and nodefile: the environment PBS gives
-# a job of 2 hosts x 2 slots. Exits 77 (skipped) when that needs root we lack.
+# start_fake_pbs_job [NHOSTS]: makes n01..nNN (default 2) resolve (to
+# 127.0.0.2, .3, ..., in /etc/hosts until the test exits) and sets pbs_env and
+# nodefile: the environment PBS gives a job of NHOSTS hosts x 2 slots. Exits
+# 77 (skipped) when that needs root we lack.
 start_fake_pbs_job() {
-  # The fake nodes: n01 and n02 must resolve.
+  local count=${1:-2} i
+  fake_hosts=()
+  for ((i = 1; i <= count; i++)); do fake_hosts+=("$(printf 'n%02d' "$i")"); done
   hosts_mark="# ezpz-test"
   remove_marked_hosts() {
     local kept
@@ -261,22 +264,22 @@ start_fake_pbs_job() {
     # Rewritten in place, not replaced: /etc/hosts may be a bind mount.
     printf '%s\n' "$kept" >/etc/hosts
   }
-  missing=()
-  for entry in "127.0.0.2 n01" "127.0.0.3 n02"; do
-    getent hosts "${entry#* }" >/dev/null || missing+=("$entry")
+  local missing=() host
+  for host in "${fake_hosts[@]}"; do
+    getent hosts "$host" >/dev/null || missing+=("$host")
   done
   if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ] || [ ! -w /etc/hosts ]; then
-      echo "skipped: hosts ${missing[*]#* } do not resolve, and adding them to /etc/hosts needs root"
+      echo "skipped: hosts ${missing[*]} do not resolve, and adding them to /etc/hosts needs root"
       exit 77
     fi
     on_exit remove_marked_hosts
     remove_marked_hosts  # stale entries from an interrupted run
-    for entry in "127.0.0.2 n01" "127.0.0.3 n02"; do
-      getent hosts "${entry#* }" >/dev/null || printf '%s %s\n' "$entry" "$hosts_mark" >>/etc/hosts
+    for host in "${missing[@]}"; do
+      printf '127.0.0.%d %s %s\n' "$((10#${host#n} + 1))" "$host" "$hosts_mark" >>/etc/hosts
     done
   fi
-  for host in n01 n02; do
+  for host in "${fake_hosts[@]}"; do
     if ! getent hosts "$host" >/dev/null; then
       echo "skipped: $host does not resolve even after adding it to /etc/hosts"
       exit 77
@@ -286,7 +289,7 @@ start_fake_pbs_job() {
   # The job's environment, as PBS sets it.
   nodefile="$scratch/aux/4242.pbs-sim"
   mkdir -p "$scratch/aux" "$scratch/work"
-  printf '%s\n' n01 n01 n02 n02 >"$nodefile"  # one line per slot (mpiprocs=2)
+  for host in "${fake_hosts[@]}"; do printf '%s\n%s\n' "$host" "$host"; done >"$nodefile"  # mpiprocs=2
   pbs_env=(PBS_JOBID=4242.pbs-sim PBS_NODEFILE="$nodefile" PBS_O_WORKDIR="$scratch/work"
            PBS_QUEUE=debug PBS_JOBNAME=ezpz-sim PBS_ENVIRONMENT=PBS_BATCH PBS_O_HOST=login1
            PBS_NODENUM=0 PBS_TASKNUM=1 HYDRA_LAUNCHER=fork)

@@ -325,6 +325,13 @@ std::string current_directory() {
   return cwd.string();
 }
 
+PathKind path_kind(const std::string& path) {
+  std::error_code error;
+  std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status)) return PathKind::directory;
+  if (std::filesystem::exists(status)) return PathKind::file;
+  return PathKind::missing;
+}
 
 std::string hostname() {
   char name[HOST_NAME_MAX + 1] = {};

@@ -27,6 +27,10 @@ std::optional<std::string> read_file_if_present(const std::string& path);
 // The current directory (getcwd).
 std::string current_directory();
 
+// What is at `path` (following symlinks).
+enum class PathKind { missing, directory, file };
+PathKind path_kind(const std::string& path);
+
 // gethostname(), as the kernel reports it (no DNS look-up: that can take seconds).
 std::string hostname();
 

@@ -1,0 +1,138 @@
+// `ezpz yeet`: stage a directory or tarball to node-local storage on every
+// node. ezpz plans the bundled MPI stager, one rank per node, through the
+// launch planner (so --nhosts, --exclude, --hostfile, --dry-run work as for
+// launch); the stager reads the source once and broadcasts it.
+#include "cmd_yeet.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "bundled.hpp"
+#include "ezpz/error.hpp"
+#include "ezpz/sys/world.hpp"
+#include "ezpz/yeet.hpp"
+
+namespace ezpz {
+
+CLI::App* setup_yeet(CLI::App& app, YeetOptions& o, GlobalOptions& globals) {
+  o.globals = &globals;
+  CLI::App* cmd = app.add_subcommand(
+      "yeet", "Copy an environment (directory or tarball) to node-local disk on every node");
+  add_verbosity_flags(*cmd, globals);
+  cmd->add_option("SRC", o.source, "Directory or tarball (default: $VIRTUAL_ENV, $CONDA_PREFIX)");
+  cmd->add_option("--src", o.source_flag, "Same as SRC")->type_name("PATH");
+  cmd->add_option("--dst", o.destination,
+                  "Where the copy goes on each node (default: /tmp/<name>); {host} and {index} "
+                  "become the node's name and index")
+      ->type_name("DIR");
+  cmd->add_flag("--force", o.force, "Replace a destination ezpz yeet did not make");
+  cmd->add_flag("--checksum", o.checksum,
+                "Decide 'up to date' from file contents, not sizes and times (reads the source twice)");
+  cmd->add_option("--min-success", o.min_success,
+                  "Succeed when N nodes (or FRACTION of them) hold the copy (default: all)")
+      ->type_name("N|FRACTION");
+  cmd->add_option("--failed-file", o.failed_file,
+                  "Where failed nodes are listed, for ezpz launch --exclude-file")
+      ->type_name("FILE")
+      ->capture_default_str();
+  cmd->add_option("--chunk-size", o.chunk_size, "Broadcast chunk (default 4MiB)")
+      ->type_name("BYTES")
+      ->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--bwlimit", o.bwlimit, "Read the source at most this fast, per second (default: no limit)")
+      ->type_name("BYTES")
+      ->transform(CLI::AsSizeValue(false));
+  add_plan_options(*cmd, o.plan, /*rank_options=*/false);
+  cmd->footer(
+      "Examples:\n"
+      "  ezpz yeet                                  # the active venv to /tmp/<name> on every node\n"
+      "  ezpz yeet /lus/proj/envs/torch.tar.gz --dst /tmp/torch\n"
+      "  ezpz yeet --min-success 0.99 --exclude x4102c5s2b0n0\n"
+      "  ezpz yeet --dry-run\n"
+      "A re-run with an unchanged source transfers nothing; a changed source replaces the copy\n"
+      "atomically. ezpz only deletes what it made.");
+  return cmd;
+}
+
+namespace {
+
+std::string choose_source(const YeetOptions& o, const Context& context) {
+  if (o.source && o.source_flag) throw Error("--src and SRC are mutually exclusive; pick one");
+  std::optional<std::string> source = o.source ? o.source : o.source_flag;
+  if (!source) source = yeet::default_source(context.env);
+  if (!source) {
+    throw Error("nothing to stage: give SRC, or activate the environment (VIRTUAL_ENV or CONDA_PREFIX)");
+  }
+  std::string path = source->front() == '/' ? *source : sys::current_directory() + "/" + *source;
+  switch (sys::path_kind(path)) {
+    case sys::PathKind::directory: return path;
+    case sys::PathKind::file:
+      if (yeet::is_tarball_name(path)) return path;
+      throw Error(fmt::format("{}: not a directory or a tarball (.tar, .tar.gz, .tgz, .tar.zst, "
+                              ".tar.xz, .tar.bz2)", *source));
+    case sys::PathKind::missing: break;
+  }
+  throw Error(fmt::format("{}: no such file or directory", *source));
+}
+
+std::string choose_destination(const YeetOptions& o, const std::string& source) {
+  std::string destination = o.destination.value_or(yeet::default_destination(source));
+  while (destination.size() > 1 && destination.back() == '/') destination.pop_back();
+  if (destination.empty() || destination.front() != '/') {
+    throw Error(fmt::format("--dst {}: expected an absolute path", destination));
+  }
+  if (destination.rfind('/') == 0) {
+    throw Error(fmt::format("--dst {}: refusing a top-level directory; name one inside it",
+                            destination));
+  }
+  if (destination == source || destination.rfind(source + "/", 0) == 0) {
+    throw Error(fmt::format("--dst {}: inside the source {}", destination, source));
+  }
+  return destination;
+}
+
+std::string progress_mode(const YeetOptions& o) {
+  if (o.globals && o.globals->quiet) return "none";
+  return ::isatty(STDERR_FILENO) ? "tty" : "lines";
+}
+
+std::vector<std::string> stager_command(const YeetOptions& o, const Context& context,
+                                        const std::string& source, const std::string& destination) {
+  std::vector<std::string> argv = {
+      find_bundled_program(context, "ezpz-stager", "build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)"),
+      "--source", source, "--dst", destination, "--progress", progress_mode(o)};
+  if (o.force) argv.push_back("--force");
+  if (o.checksum) argv.push_back("--checksum");
+  if (o.min_success) {
+    yeet::parse_min_success(*o.min_success);  // a bad value is a usage error here, not on every node
+    argv.insert(argv.end(), {"--min-success", *o.min_success});
+  }
+  std::string failed = o.failed_file.front() == '/' ? o.failed_file
+                                                    : sys::current_directory() + "/" + o.failed_file;
+  argv.insert(argv.end(), {"--failed-file", failed});
+  if (o.chunk_size != (4u << 20)) argv.insert(argv.end(), {"--chunk-size", std::to_string(o.chunk_size)});
+  if (o.bwlimit > 0) argv.insert(argv.end(), {"--bwlimit", std::to_string(o.bwlimit)});
+  return argv;
+}
+
+}  // namespace
+
+int run_yeet(const YeetOptions& options, const Context& context) {
+  YeetOptions o = options;
+  plan_one_rank_per_host(o.plan);
+  std::string source = choose_source(o, context);
+  std::string destination = choose_destination(o, source);
+  std::vector<std::string> command = stager_command(o, context, source, destination);
+  PreparedLaunch prepared = prepare_launch(o.plan, command, context);
+  if (o.plan.dry_run) return print_plan(o.plan, prepared);
+  int status = run_plan(prepared, context);
+  if (status == 0 || status == 1 || status == 2) return status;  // the stager cleaned up itself
+  // A rank was killed: its staging directory is still there. Each node's
+  // stager removes what dead runs on that node left, then exits.
+  command.push_back("--cleanup");
+  PreparedLaunch cleanup = prepare_launch(o.plan, command, context);
+  run_plan(cleanup, context);
+  return status;
+}
+
+}  // namespace ezpz

@@ -1,0 +1,36 @@
+#pragma once
+// The stream phase: rank 0 reads the source once and broadcasts it in
+// chunks; every rank that needs a copy extracts while the next chunk is on
+// the wire. Three threads at most, and only this one calls MPI.
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <mpi.h>
+
+#include "ezpz/stage/extract.hpp"
+#include "ezpz/stage/source.hpp"
+
+namespace ezpz::stager {
+
+struct StreamSettings {
+  std::size_t chunk_size = 4u << 20;
+  int chunks_in_flight = 8;
+  double bytes_per_second = 0;  // --bwlimit; 0: unlimited
+  bool tarball = false;
+};
+
+struct StreamOutcome {
+  std::optional<stage::ExtractResult> extracted;  // when this rank extracted
+  stage::StreamResult sent;                       // rank 0 only
+};
+
+// Collective over `comm` (rank 0 is the sender, and `scan` is only read
+// there). `staging` empty: this rank only relays or receives nothing of its own.
+// `sent_bytes(n)` is called on rank 0 after each chunk, for progress.
+StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
+                         const StreamSettings& settings, const std::string& staging,
+                         const std::function<void(std::uint64_t)>& sent_bytes);
+
+}  // namespace ezpz::stager

@@ -1,0 +1,246 @@
+#include "ezpz/yeet.hpp"
+
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ezpz/allocation.hpp"
+#include "ezpz/error.hpp"
+
+namespace ezpz::yeet {
+namespace {
+
+// Longest first, so ".tar.gz" wins over ".gz"-less ".tar" matching.
+constexpr std::array<std::string_view, 9> k_tarball_suffixes = {
+    ".tar.gz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tgz", ".tzst", ".txz", ".tbz2", ".tar"};
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+std::string_view without_trailing_slashes(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return path;
+}
+
+void replace_all(std::string& text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> default_source(const Env& env) {
+  if (auto found = first_nonempty(env, {"VIRTUAL_ENV", "CONDA_PREFIX"})) return found->second;
+  return std::nullopt;
+}
+
+bool is_tarball_name(std::string_view path) {
+  for (std::string_view suffix : k_tarball_suffixes) {
+    if (ends_with(path, suffix)) return true;
+  }
+  return false;
+}
+
+std::string source_name(std::string_view source) {
+  std::string_view path = without_trailing_slashes(source);
+  std::string_view name = path.substr(path.rfind('/') == std::string_view::npos
+                                          ? 0
+                                          : path.rfind('/') + 1);
+  for (std::string_view suffix : k_tarball_suffixes) {
+    if (ends_with(name, suffix) && name.size() > suffix.size()) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  return std::string(name);
+}
+
+std::string default_destination(std::string_view source) {
+  return "/tmp/" + source_name(source);
+}
+
+std::string expand_destination(std::string_view pattern, std::string_view host, int index) {
+  std::string destination(pattern);
+  replace_all(destination, "{host}", host);
+  replace_all(destination, "{index}", std::to_string(index));
+  return destination;
+}
+
+std::string node_name(const Env& env, std::string_view hostname) {
+  if (auto found = first_nonempty(env, {"SLURMD_NODENAME", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME"})) {
+    return found->second;
+  }
+  return std::string(short_host_name(hostname));
+}
+
+long MinSuccess::nodes_required(long total) const {
+  if (count) return *count;
+  if (fraction) return static_cast<long>(std::ceil(*fraction * static_cast<double>(total) - 1e-9));
+  return total;
+}
+
+MinSuccess parse_min_success(std::string_view text) {
+  if (auto count = parse_count(text)) {
+    if (*count < 1) throw Error("--min-success: expected at least 1 node, got 0");
+    return {count, std::nullopt};
+  }
+  std::string copy(text);
+  char* end = nullptr;
+  double fraction = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || !(fraction > 0 && fraction <= 1)) {
+    throw Error(fmt::format(
+        "--min-success: expected a node count or a fraction in (0, 1], got \"{}\"", text));
+  }
+  return {std::nullopt, fraction};
+}
+
+Action decide(Holding holding, bool force) {
+  switch (holding) {
+    case Holding::current: return Action::skip;
+    case Holding::foreign: return force ? Action::transfer : Action::refuse;
+    case Holding::absent:
+    case Holding::stale: return Action::transfer;
+  }
+  return Action::refuse;
+}
+
+std::string stamp_json(const Stamp& stamp) {
+  nlohmann::ordered_json json = {{"made_by", "ezpz yeet"},
+                                 {"fingerprint", stamp.fingerprint},
+                                 {"source", stamp.source},
+                                 {"stream_hash", stamp.stream_hash},
+                                 {"bytes", stamp.bytes},
+                                 {"entries", stamp.entries}};
+  return json.dump(2) + "\n";
+}
+
+std::optional<Stamp> parse_stamp(std::string_view text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || json.value("made_by", "") != "ezpz yeet") return std::nullopt;
+  try {
+    return Stamp{json.at("fingerprint").get<std::string>(), json.value("source", ""),
+                 json.value("stream_hash", ""), json.value("bytes", std::uint64_t{0}),
+                 json.value("entries", std::uint64_t{0})};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+Holding classify(const std::optional<std::string>& stamp_text, bool exists, bool empty,
+                 std::string_view fingerprint) {
+  if (!exists || empty) return Holding::absent;
+  std::optional<Stamp> stamp = stamp_text ? parse_stamp(*stamp_text) : std::nullopt;
+  if (!stamp) return Holding::foreign;
+  return stamp->fingerprint == fingerprint ? Holding::current : Holding::stale;
+}
+
+void Fingerprint::add(std::string_view field) {
+  hash_.add(field);
+  hash_.add_separator();
+}
+
+void Fingerprint::add_entry(std::string_view path, std::string_view type, unsigned mode,
+                            std::uint64_t size, std::int64_t mtime_ns,
+                            std::string_view link_target) {
+  add(path);
+  add(type);
+  add(fmt::format("{:o} {} {}", mode, size, mtime_ns));
+  add(link_target);
+}
+
+void Fingerprint::add_content(std::uint32_t crc) { add(fmt::format("{:08x}", crc)); }
+
+std::string Fingerprint::value() const { return fmt::format("{:016x}", hash_.value()); }
+
+const std::vector<std::string>& venv_text_files() {
+  static const std::vector<std::string> files = {"bin/activate", "bin/activate.csh",
+                                                 "bin/activate.fish", "bin/Activate.ps1",
+                                                 "pyvenv.cfg"};
+  return files;
+}
+
+std::optional<std::string> replace_prefix(std::string_view text, std::string_view old_prefix,
+                                          std::string_view new_prefix) {
+  if (old_prefix.empty() || old_prefix == new_prefix ||
+      text.find(old_prefix) == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string replaced(text);
+  replace_all(replaced, old_prefix, new_prefix);
+  return replaced;
+}
+
+std::optional<std::string> rewrite_shebang(std::string_view content, std::string_view old_prefix,
+                                           std::string_view new_prefix) {
+  if (content.substr(0, 2) != "#!") return std::nullopt;
+  std::size_t line_end = content.find('\n');
+  if (line_end == std::string_view::npos) line_end = content.size();
+  std::optional<std::string> line =
+      replace_prefix(content.substr(0, line_end), old_prefix, new_prefix);
+  if (!line) return std::nullopt;
+  return *line + std::string(content.substr(line_end));
+}
+
+std::optional<std::string> venv_prefix_from_activate(std::string_view text) {
+  for (std::string_view key : {"\nVIRTUAL_ENV=\"", "\nVIRTUAL_ENV='", "\nVIRTUAL_ENV="}) {
+    std::size_t at = text.find(key);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = text.substr(at + key.size());
+    char quote = key.back() == '=' ? '\n' : key.back();
+    std::string_view value = rest.substr(0, rest.find(quote));
+    if (!value.empty()) return std::string(value);
+  }
+  return std::nullopt;
+}
+
+std::string usage_hint(EnvKind kind, std::string_view destination) {
+  switch (kind) {
+    case EnvKind::venv:
+      return fmt::format(
+          "To use it on every node:\n"
+          "  deactivate 2>/dev/null; source {0}/bin/activate\n"
+          "  ezpz launch -- python3 train.py\n"
+          "(the copy is node-local: activate it in the job, where the ranks run)",
+          destination);
+    case EnvKind::conda:
+      return fmt::format(
+          "To use it on every node:\n"
+          "  conda deactivate; conda activate {0}\n"
+          "  ezpz launch -- python3 train.py",
+          destination);
+    case EnvKind::other: break;
+  }
+  return fmt::format("Staged to {} on every node.", destination);
+}
+
+std::string format_bytes(double bytes) {
+  constexpr std::array<std::string_view, 5> units = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < units.size()) {
+    bytes /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return fmt::format("{:.0f} B", bytes);
+  return fmt::format("{:.1f} {}", bytes, units[unit]);
+}
+
+std::string progress_line(const Progress& p) {
+  double rate = p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds : 0;
+  std::string line = fmt::format("{}", format_bytes(static_cast<double>(p.bytes)));
+  if (p.total_bytes > 0) {
+    line += fmt::format(" of {} ({:.0f}%)", format_bytes(static_cast<double>(p.total_bytes)),
+                        100.0 * static_cast<double>(p.bytes) / static_cast<double>(p.total_bytes));
+  }
+  line += fmt::format(", {}/s, nodes {}/{} done", format_bytes(rate), p.nodes_done, p.nodes);
+  if (p.total_bytes > p.bytes && rate > 0) {
+    line += fmt::format(", ETA {:.0f} s", static_cast<double>(p.total_bytes - p.bytes) / rate);
+  }
+  return line;
+}
+
+}  // namespace ezpz::yeet

@@ -1,0 +1,118 @@
+#pragma once
+// `ezpz yeet`: the pure decisions. What the source is, where it goes on each
+// node, how many nodes must succeed, what a destination already holds and
+// what to do about it, how a moved Python environment is patched, and how
+// progress is shown. The MPI stager (apps/stager/) and `ezpz yeet`
+// (apps/ezpz/cmd_yeet.cpp) do the side effects.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ezpz/content_hash.hpp"
+#include "ezpz/env.hpp"
+
+namespace ezpz::yeet {
+
+// The environment to stage when no SRC is given: the active venv, else conda.
+std::optional<std::string> default_source(const Env& env);
+
+// True for the tarball names yeet accepts (.tar, .tar.gz, .tgz, .tar.zst, ...).
+bool is_tarball_name(std::string_view path);
+
+// The source's name without a tarball suffix: /p/venv/ and /p/venv.tar.gz -> "venv".
+std::string source_name(std::string_view source);
+
+// /tmp/<source name>: node-local on every machine we know.
+std::string default_destination(std::string_view source);
+
+// DST may name the node, so one shared filesystem can hold a copy per node:
+// "{host}" becomes the node's short name and "{index}" its index in the job.
+std::string expand_destination(std::string_view pattern, std::string_view host, int index);
+
+// The name of the node a rank runs on, as the job's hostfile names it:
+// Slurm's node name, Hydra's per-host name (one machine can simulate many),
+// else the short host name.
+std::string node_name(const Env& env, std::string_view hostname);
+
+// --min-success N (a count) or FRACTION in (0, 1]; nodes_required(total) is
+// how many of `total` nodes must succeed.
+struct MinSuccess {
+  std::optional<long> count;
+  std::optional<double> fraction;
+  long nodes_required(long total) const;
+};
+// Throws Error("--min-success: ...") for anything else.
+MinSuccess parse_min_success(std::string_view text);
+
+// What a destination holds before a transfer, as seen on one node.
+enum class Holding {
+  absent,       // nothing there (or an empty directory)
+  current,      // ezpz's stamp with the source's fingerprint: nothing to do
+  stale,        // ezpz's stamp for another fingerprint: replace it
+  foreign,      // a non-empty directory or a file ezpz did not make
+};
+enum class Action { transfer, skip, refuse };
+// Foreign content is replaced only with --force.
+Action decide(Holding holding, bool force);
+
+// The stamp yeet leaves in DST (DST/.ezpz-yeet.json).
+inline constexpr std::string_view k_stamp_name = ".ezpz-yeet.json";
+struct Stamp {
+  std::string fingerprint;  // of the source (see Fingerprint)
+  std::string source;       // where it came from, for people reading it
+  std::string stream_hash;  // crc32 of the bytes broadcast, as verified
+  std::uint64_t bytes = 0;  // archive bytes broadcast
+  std::uint64_t entries = 0;
+};
+std::string stamp_json(const Stamp& stamp);
+// nullopt when `text` is not a stamp ezpz wrote.
+std::optional<Stamp> parse_stamp(std::string_view text);
+Holding classify(const std::optional<std::string>& stamp_text, bool exists, bool empty,
+                 std::string_view fingerprint);
+
+// The source's fingerprint: every entry's path, type, mode, size, mtime and
+// link target (rsync's quick check), plus file contents with --checksum.
+class Fingerprint {
+ public:
+  void add_entry(std::string_view path, std::string_view type, unsigned mode,
+                 std::uint64_t size, std::int64_t mtime_ns, std::string_view link_target);
+  void add_content(std::uint32_t crc);
+  std::string value() const;
+
+ private:
+  ContentHash hash_;
+  void add(std::string_view field);
+};
+
+// Moving a Python environment: texts that name the old prefix are rewritten.
+// Files patched as text (venv activation scripts and pyvenv.cfg), relative to DST.
+const std::vector<std::string>& venv_text_files();
+// `text` with every `old_prefix` replaced by `new_prefix`; nullopt when unchanged.
+std::optional<std::string> replace_prefix(std::string_view text, std::string_view old_prefix,
+                                          std::string_view new_prefix);
+// A script whose "#!" line names the old prefix, with that line rewritten;
+// nullopt for anything else (binaries, other interpreters).
+std::optional<std::string> rewrite_shebang(std::string_view content, std::string_view old_prefix,
+                                           std::string_view new_prefix);
+// The prefix a venv was made for, from its bin/activate (VIRTUAL_ENV=...).
+std::optional<std::string> venv_prefix_from_activate(std::string_view activate_text);
+
+// How to use the copy, printed at the end.
+enum class EnvKind { venv, conda, other };
+std::string usage_hint(EnvKind kind, std::string_view destination);
+
+// "1.2 GiB", "512 B".
+std::string format_bytes(double bytes);
+// One progress line: bytes, rate, nodes done, ETA.
+struct Progress {
+  std::uint64_t bytes = 0;
+  std::uint64_t total_bytes = 0;  // 0 when unknown
+  double seconds = 0;
+  int nodes_done = 0;
+  int nodes = 0;
+};
+std::string progress_line(const Progress& progress);
+
+}  // namespace ezpz::yeet

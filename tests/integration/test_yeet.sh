@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# ezpz yeet in a simulated four-node PBS job (Hydra fork, n01..n04 in
+# /etc/hosts). Each "node" gets its own copy under $scratch/nodes/{host}, so
+# one machine holds four node-local disks: the copies, the incremental
+# re-runs, hostile tarballs, a full disk and a killed rank are all checked on
+# every node.
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/yeet_common.sh"
+
+require_mpiexec
+start_fake_pbs_job 4
+launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" "$@"; }
+cd "$scratch/work" || exit 1  # where the failed-nodes file goes by default
+nodes=(n01 n02 n03 n04)
+src="$scratch/src/venv"
+make_venv_tree "$src" 2000
+dst_pattern="$scratch/nodes/{host}/venv"
+node_dst() { printf '%s/nodes/%s/%s' "$scratch" "$1" "${2:-venv}"; }
+yeet() { local name=$1; shift; run_ezpz "$name" yeet "$@"; }
+
+# --- the plan: one stager rank per node ----------------------------------------
+yeet plan "$src" --dst "$dst_pattern" --dry-run --json
+expect_eq "plan: exit status" 0 "$rc"
+expect_eq "plan: one rank per node" 1 "$(json_number ppn "$out")"
+expect_eq "plan: every node" 4 "$(json_number world_size "$out")"
+expect_true "plan: runs the stager" grep -q 'ezpz-stager",$' <<<"$out"
+
+# --- first copy: every node, byte for byte, venv moved ------------------------
+yeet first "$src" --dst "$dst_pattern"
+expect_eq "first: exit status" 0 "$rc"
+expect_match "first: summary" "on 4 nodes: 4 copied, 0 up to date, 0 failed" "$out"
+source_bytes=$(find "$src" -type f -printf '%i %s\n' | sort -u | awk '{ n += $2 } END { print n }')
+expect_match "first: every source byte read once" "read $source_bytes source bytes once" "$out"
+for node in "${nodes[@]}"; do expect_moved_copy "first $node" "$src" "$(node_dst "$node")"; done
+expect_eq "first: no staging directories left" "" "$(staging_dirs "$scratch/nodes")"
+expect_match "first: says how to use it" "source $scratch/nodes/\{host\}/venv/bin/activate" "$out"
+
+# --- unchanged source: nothing moves -------------------------------------------
+inode_before=$(stat -c %i "$(node_dst n02)")
+yeet again "$src" --dst "$dst_pattern"
+expect_eq "again: exit status" 0 "$rc"
+expect_match "again: up to date" "0 copied, 4 up to date, 0 failed" "$out"
+expect_match "again: nothing transferred" "nothing transferred" "$out"
+expect_eq "again: the copy was not replaced" "$inode_before" "$(stat -c %i "$(node_dst n02)")"
+
+# --- one file changed: a new copy replaces the old one --------------------------
+changed="lib/python3.11/site-packages/pkg3/sub/mod170.py"
+echo "CHANGED = True" >>"$src/$changed"
+yeet changed "$src" --dst "$dst_pattern"
+expect_eq "changed: exit status" 0 "$rc"
+expect_match "changed: copied again" "4 copied, 0 up to date" "$out"
+for node in "${nodes[@]}"; do
+  expect_eq "changed: $node has the new file" "CHANGED = True" "$(tail -n 1 "$(node_dst "$node")/$changed")"
+done
+expect_moved_copy "changed n04" "$src" "$(node_dst n04)"
+expect_eq "changed: old copies and staging gone" "venv" "$(ls -A "$scratch/nodes/n01")"
+
+# --- a directory ezpz did not make is never replaced without --force -----------
+mkdir -p "$(node_dst n03 mine)" && echo keep >"$(node_dst n03 mine)/data"
+yeet foreign "$src" --dst "$scratch/nodes/{host}/mine"
+expect_eq "foreign: exit status" 1 "$rc"
+expect_eq "foreign: message" \
+  "ezpz yeet: n03: $(node_dst n03 mine): exists and was not made by ezpz yeet; remove it or pass --force" "$err"
+expect_eq "foreign: untouched" "keep" "$(cat "$(node_dst n03 mine)/data")"
+expect_eq "foreign: nothing copied elsewhere" "" "$(ls "$(node_dst n01 mine)" 2>/dev/null)"
+yeet forced "$src" --dst "$scratch/nodes/{host}/mine" --force
+expect_eq "forced: exit status" 0 "$rc"
+expect_moved_copy "forced n03" "$src" "$(node_dst n03 mine)"
+
+# --- hostile tarballs: refused, nothing written outside DST ----------------------
+evil="$scratch/evil" && mkdir -p "$evil/inner" "$evil/link-src" "$scratch/outside"
+echo escaped >"$evil/escape"
+tar -C "$evil/inner" -cPf "$evil/dotdot.tar" ../escape && rm "$evil/escape"
+echo absolute >"$evil/absolute.txt"
+tar -cPf "$evil/absolute.tar" "$evil/absolute.txt" 2>/dev/null && rm "$evil/absolute.txt"
+ln -s "$scratch/outside" "$evil/link-src/link"
+tar -C "$evil/link-src" -cf "$evil/through-link.tar" link
+rm "$evil/link-src/link" && mkdir "$evil/link-src/link" && echo pwned >"$evil/link-src/link/pwned"
+tar -C "$evil/link-src" -rf "$evil/through-link.tar" link/pwned
+expect_refused() {
+  local name=$1 tarball=$2 why=$3
+  yeet "$name" "$tarball" --dst "$scratch/nodes/{host}/$name"
+  expect_eq "$name: exit status" 1 "$rc"
+  expect_match "$name: refused, naming the entry" "n0[1-4]: .*$why" "$err"
+  expect_eq "$name: no copy, no staging on any node" "" \
+    "$(ls -d "$scratch"/nodes/*/"$name" 2>/dev/null; staging_dirs "$scratch/nodes")"
+}
+expect_refused dotdot "$evil/dotdot.tar" "\.\./escape: Path contains '\.\.'"
+expect_eq "dotdot: nothing escaped" "" "$(find "$scratch" -name escape)"
+expect_refused absolute "$evil/absolute.tar" "absolute.txt: Path is absolute"
+expect_eq "absolute: nothing written at the absolute path" "" "$(ls "$evil/absolute.txt" 2>/dev/null)"
+expect_refused through-link "$evil/through-link.tar" "link/pwned: Cannot extract through symlink link"
+expect_eq "through-link: nothing written through the link" "" "$(ls -A "$scratch/outside")"
+
+# --- a tarball made the usual way becomes DST itself ------------------------------
+tar -C "$scratch/src" -czf "$scratch/venv.tar.gz" venv
+yeet tarball "$scratch/venv.tar.gz" --dst "$scratch/nodes/{host}/from-tarball"
+expect_eq "tarball: exit status" 0 "$rc"
+for node in "${nodes[@]}"; do expect_moved_copy "tarball $node" "$src" "$(node_dst "$node" from-tarball)"; done
+
+# --- a full disk on one node: nothing committed anywhere; or, with
+# --min-success, the other nodes keep their copy and n03 is listed ---------------
+mkdir -p "$scratch/nodes/n03/small"
+if mount -t tmpfs -o size=2m tmpfs "$scratch/nodes/n03/small" 2>/dev/null; then
+  on_exit umount -l "$scratch/nodes/n03/small"
+  yeet full "$src" --dst "$scratch/nodes/{host}/small/venv"
+  expect_eq "full: exit status" 1 "$rc"
+  expect_match "full: names the node and the cause" \
+    "ezpz yeet: n03: $scratch/nodes/n03/small/venv: .*No space left on device" "$err"
+  expect_match "full: nothing changed" "nothing changed: 3 of 4 nodes ready, 4 required" "$err"
+  expect_eq "full: no partial copy or staging on any node" "" \
+    "$(find "$scratch"/nodes/*/small -mindepth 1 2>&1)"
+  expect_eq "full: failed nodes listed" "n03" "$(cat "$scratch/work/ezpz-yeet-failed-nodes.txt" 2>&1)"
+  yeet partial "$src" --dst "$scratch/nodes/{host}/small/venv" --min-success 3
+  expect_eq "partial: exit status" 0 "$rc"
+  expect_match "partial: summary" "3 copied, 0 up to date, 1 failed" "$out"
+  expect_moved_copy "partial n01" "$src" "$(node_dst n01 small/venv)"
+  expect_eq "partial: n03 holds nothing" "" "$(ls -A "$scratch/nodes/n03/small")"
+  run_ezpz exclude launch --dry-run --json --exclude-file "$scratch/work/ezpz-yeet-failed-nodes.txt" -- true
+  expect_eq "partial: the failed-nodes file excludes n03 from a launch" "n01 n02 n04" \
+    "$(tr '\n' ' ' <"$(json_field hostfile "$out")" | sed 's/ $//')"
+else
+  echo "note: cannot mount a tmpfs here; the full-disk case was not run"
+fi
+
+# --- a stager rank killed mid-transfer: no copy and no staging anywhere -----------
+stager_on() {  # the pid of the stager rank Hydra placed on node $1
+  local pid
+  for pid in $(pgrep -f 'ezpz-stager --source'); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "MPIR_CVAR_CH3_INTERFACE_HOSTNAME=$1" &&
+      { echo "$pid"; return 0; }
+  done
+  return 1
+}
+launch_env "$timeout_bin" -k 5 50 "$EZPZ_BIN" yeet "$src" --dst "$scratch/nodes/{host}/killed" \
+  --bwlimit 1M >"$scratch/killed.out" 2>"$scratch/killed.err" &
+yeet_pid=$!
+victim=""
+wait_until 20 eval 'victim=$(stager_on n03) && [ -n "$(staging_dirs "$scratch/nodes/n03")" ]'
+expect_true "killed: the n03 rank was found while copying" test -n "$victim"
+killed_at=$(now_ms)
+[ -n "$victim" ] && kill -KILL "$victim"
+wait "$yeet_pid"
+rc=$?
+expect_true "killed: ezpz fails (status $rc)" test "$rc" -ne 0
+expect_true "killed: within 10 s" test $(( $(now_ms) - killed_at )) -lt 10000
+expect_eq "killed: no copy or staging on any node" "" \
+  "$(ls -d "$scratch"/nodes/*/killed 2>/dev/null; staging_dirs "$scratch/nodes")"
+expect_eq "killed: no stager left running" "" "$(pgrep -f "ezpz-stager --source $src" || true)"
+
+finish
