@@ -34,6 +34,14 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
                           ->check(k_integer);
     o.ppn_option =
         cmd->add_option("--ppn", o.ppn, "Ranks per host")->type_name("N")->check(k_integer);
+  } else {
+    // Said plainly, rather than CLI11's "arguments were not expected".
+    o.rank_refusal = fmt::format(
+        "{}: -n and --ppn do not apply: one rank runs on each node (choose nodes with "
+        "--nhosts, --exclude or --hostfile)",
+        cmd->get_name());
+    o.refused_rank_option =
+        cmd->add_option("-n,--np,--nproc,--ppn")->group("")->expected(0, 1)->allow_extra_args(false);
   }
   o.nhosts_option = cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")
                         ->type_name("N")
@@ -74,7 +82,11 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
 }
 
 void plan_one_rank_per_host(PlanOptions& options) {
+  if (options.refused_rank_option && options.refused_rank_option->count() > 0) {
+    throw Error(options.rank_refusal);
+  }
   options.fixed_ppn = 1;
+  options.mpi_program = true;
   options.no_rank_env = true;
   // A profile's per-GPU binding list would pin the one rank to a few cores:
   // an empty binding adds no flag, so the launcher's default applies.
@@ -178,6 +190,10 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   sys::RealFileReader files;
   LaunchRequest request = to_request(o, std::move(command), context, files);
   Gathered gathered = gather(o, context, files);
+  if (o.mpi_program) {  // the profile's flags first: the user's --launcher-arg has the last word
+    const std::vector<std::string>& mpi_args = gathered.inputs.profile.mpi_launcher_args;
+    request.launcher_args.insert(request.launcher_args.begin(), mpi_args.begin(), mpi_args.end());
+  }
   PlannedLaunch planned = plan_launch(request, gathered.inputs);
   log::debug("layout: {} ranks = {} hosts x {} per host", planned.topology.world_size,
              planned.topology.nhosts, planned.topology.ppn);

@@ -32,10 +32,14 @@ struct PlanOptions {
   // Set by subcommands that place one rank per node themselves (yeet, doctor
   // --deep): replaces -n/--ppn, which they do not offer.
   std::optional<long> fixed_ppn;
+  bool mpi_program = false;  // add the profile's mpi_launcher_args
   // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
   CLI::Option* nprocs_option = nullptr;
   CLI::Option* ppn_option = nullptr;
   CLI::Option* nhosts_option = nullptr;
+  // Without rank options: -n/--ppn are accepted only to be refused plainly.
+  CLI::Option* refused_rank_option = nullptr;
+  std::string rank_refusal;
 };
 
 // Declares the shared options on a subcommand. Without `rank_options` the

@@ -306,6 +306,18 @@ Json commit_or_discard(const Node& node, Prepared& p, bool commit) {
 
 // --- reporting (rank 0) --------------------------------------------------------
 
+// The kernel's count of bytes this process passed through read(2): an
+// independent check that the source was read once.
+unsigned long long kernel_read_bytes() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  unsigned long long value = 0;
+  while (io >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return 0;
+}
+
 void write_failed_file(const std::string& path, const std::vector<std::string>& nodes) {
   std::string temporary = path + ".tmp";
   {
@@ -337,8 +349,9 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
       t.failed_nodes.size(), seconds);
   std::printf("%s\n", summary.c_str());
   if (sent.stream_bytes > 0) {
-    std::printf("  read %llu source bytes once; broadcast %s (crc32 %08x)\n",
-                static_cast<unsigned long long>(sent.source_bytes_read),
+    std::printf("  read %llu source bytes once (kernel read(2) total on this rank: %llu); "
+                "broadcast %s (crc32 %08x)\n",
+                static_cast<unsigned long long>(sent.source_bytes_read), kernel_read_bytes(),
                 yeet::format_bytes(static_cast<double>(sent.stream_bytes)).c_str(), sent.crc);
   } else if (t.failures.empty()) {
     std::printf("  up to date on every node: nothing transferred\n");

@@ -332,7 +332,7 @@ void reject_name(const Reader& r, const YAML::Node&, const Where& at, MachinePro
 }
 
 using P = MachineProfile;
-constexpr std::array<Field<MachineProfile>, 13> k_profile_fields = {{
+constexpr std::array<Field<MachineProfile>, 14> k_profile_fields = {{
     {"description", assign<&P::description, read_string>},
     {"match", assign<&P::match, read_match>},
     {"scheduler", assign<&P::scheduler, read_scheduler>},
@@ -343,6 +343,7 @@ constexpr std::array<Field<MachineProfile>, 13> k_profile_fields = {{
     {"cpu_bind", assign<&P::cpu_bind, read_cpu_bind>},
     {"env", assign<&P::env, read_env_map>},
     {"launcher_args", assign<&P::launcher_args, read_list<read_string>>},
+    {"mpi_launcher_args", assign<&P::mpi_launcher_args, read_list<read_string>>},
     {"network_suffix", assign<&P::network_suffix, read_suffix>},
     {"master_addr", assign<&P::master_addr, read_string>},
     {"name", reject_name},

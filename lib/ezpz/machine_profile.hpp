@@ -41,6 +41,10 @@ struct MachineProfile {
   CpuBind cpu_bind;
   EnvList env;                             // set for every rank, in order
   std::vector<std::string> launcher_args;  // appended after the dialect's own flags
+  // Also appended when ezpz starts its own MPI programs (the yeet stager, the
+  // doctor probe): what this launcher needs to start an MPI program, such as
+  // srun's --mpi=pmi2 for MPICH.
+  std::vector<std::string> mpi_launcher_args;
   std::string network_suffix;  // appended to the first host's short name for MASTER_ADDR
   std::string master_addr;     // a fixed MASTER_ADDR (local: 127.0.0.1); wins over the suffix
   bool operator==(const MachineProfile&) const = default;

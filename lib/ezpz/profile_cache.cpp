@@ -41,6 +41,7 @@ void to_json(nlohmann::json& json, const MachineProfile& p) {
           {"cpu_bind", p.cpu_bind},
           {"env", p.env},
           {"launcher_args", p.launcher_args},
+          {"mpi_launcher_args", p.mpi_launcher_args},
           {"network_suffix", p.network_suffix},
           {"master_addr", p.master_addr}};
 }
@@ -59,6 +60,7 @@ void from_json(const nlohmann::json& json, MachineProfile& p) {
   json.at("cpu_bind").get_to(p.cpu_bind);
   json.at("env").get_to(p.env);
   json.at("launcher_args").get_to(p.launcher_args);
+  json.at("mpi_launcher_args").get_to(p.mpi_launcher_args);
   json.at("network_suffix").get_to(p.network_suffix);
   json.at("master_addr").get_to(p.master_addr);
 }
@@ -70,7 +72,7 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
     hash.add(bytes);
     hash.add_separator();
   };
-  mix("ezpz-profile-cache-v1");
+  mix("ezpz-profile-cache-v2");  // v2: mpi_launcher_args
   for (const ProfileFile& file : files) {
     mix(file.path);
     mix(file.text);

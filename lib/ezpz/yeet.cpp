@@ -186,11 +186,12 @@ std::optional<std::string> rewrite_shebang(std::string_view content, std::string
   return *line + std::string(content.substr(line_end));
 }
 
-std::optional<std::string> venv_prefix_from_activate(std::string_view text) {
+std::optional<std::string> venv_prefix_from_activate(std::string_view activate_text) {
+  std::string text = "\n" + std::string(activate_text);  // so line one matches "\nVIRTUAL_ENV="
   for (std::string_view key : {"\nVIRTUAL_ENV=\"", "\nVIRTUAL_ENV='", "\nVIRTUAL_ENV="}) {
     std::size_t at = text.find(key);
-    if (at == std::string_view::npos) continue;
-    std::string_view rest = text.substr(at + key.size());
+    if (at == std::string::npos) continue;
+    std::string_view rest = std::string_view(text).substr(at + key.size());
     char quote = key.back() == '=' ? '\n' : key.back();
     std::string_view value = rest.substr(0, rest.find(quote));
     if (!value.empty()) return std::string(value);

@@ -93,6 +93,39 @@ expect_error "missing launcher" 127 "mpiexec: launcher not found on PATH" -- \
 expect_error "missing launcher writes no hostfile" 127 "mpiexec: launcher not found on PATH" -- \
   PATH=/nonexistent "${aurora[@]}" -- launch --exclude x4102c5s2b0n0 -- true
 
+# yeet: the source, the destination and its options, checked before any launch.
+mkdir -p "$scratch/env" && : >"$scratch/notes.txt"
+expect_error "yeet: nothing to stage" 2 \
+  "nothing to stage: give SRC, or activate the environment (VIRTUAL_ENV or CONDA_PREFIX)" -- -- yeet
+expect_error "yeet: missing source" 2 "$scratch/nope: no such file or directory" -- -- yeet "$scratch/nope"
+expect_error "yeet: missing VIRTUAL_ENV" 2 "$scratch/gone: no such file or directory" -- \
+  "VIRTUAL_ENV=$scratch/gone" -- yeet
+expect_error "yeet: not a tarball" 2 \
+  "$scratch/notes.txt: not a directory or a tarball (.tar, .tar.gz, .tgz, .tar.zst, .tar.xz, .tar.bz2)" -- \
+  -- yeet "$scratch/notes.txt"
+expect_error "yeet: SRC and --src" 2 "--src and SRC are mutually exclusive; pick one" -- \
+  -- yeet "$scratch/env" --src "$scratch/env"
+expect_error "yeet: relative --dst" 2 "--dst tmp/env: expected an absolute path" -- \
+  -- yeet "$scratch/env" --dst tmp/env
+expect_error "yeet: top-level --dst" 2 "--dst /tmp: refusing a top-level directory; name one inside it" -- \
+  -- yeet "$scratch/env" --dst /tmp/
+expect_error "yeet: --dst inside the source" 2 "--dst $scratch/env/copy: inside the source $scratch/env" -- \
+  -- yeet "$scratch/env" --dst "$scratch/env/copy"
+expect_error "yeet: --dst is the source" 2 "--dst $scratch/env: inside the source $scratch/env" -- \
+  -- yeet "$scratch/env" --dst "$scratch/env"
+expect_error "yeet: --min-success 0" 2 "--min-success: expected at least 1 node, got 0" -- \
+  -- yeet "$scratch/env" --min-success 0
+expect_error "yeet: --min-success 2.5" 2 \
+  "--min-success: expected a node count or a fraction in (0, 1], got \"2.5\"" -- \
+  -- yeet "$scratch/env" --min-success 2.5
+expect_error "yeet: no -n (one rank per node)" 2 \
+  "yeet: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" -- \
+  -- yeet "$scratch/env" -n 4
+mkdir -p "$scratch/bin" && cp "$EZPZ_BIN" "$scratch/bin/ezpz"  # a copy with no stager beside it
+EZPZ_BIN="$scratch/bin/ezpz" expect_error "yeet: stager missing" 127 \
+  "ezpz-stager not found in $scratch/bin/ezpz-stager or $scratch/bin/../libexec/ezpz/ezpz-stager: build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)" -- \
+  -- yeet "$scratch/env"
+
 # A hostile command is data: nothing runs it through a shell, even in a plan.
 marker="$scratch/pwned"
 out=$(clean_env "$EZPZ_BIN" launch --dry-run -n 1 -- echo "\$(touch $marker)" "\`touch $marker\`" 2>&1)

@@ -5,7 +5,7 @@
 # batch script, so the SLURM_* variables are Slurm's own. Checked: placement
 # of 8 ranks over 4 nodes and the torch env contract, --nhosts and --exclude,
 # a failing rank's exit status, scancel, an MPICH program over srun's PMI2,
-# and `ezpz test` (when the libtorch trainer is built).
+# `ezpz yeet` to every node, and `ezpz test` (when the libtorch trainer is built).
 #
 # Needs root (cluster.sh: daemons and /etc/hosts); without it, skipped (77).
 # EZPZ_SLURM_KEEP=1 leaves the cluster up afterwards; a cluster that was
@@ -322,6 +322,21 @@ EOF
       "$(sed -n 's/.* proc=//p' <<<"$out" | sort -u)"
   fi
 fi
+
+# --- ezpz yeet: the stager on every node, through srun's PMI2 ---------------------
+# Each node's copy goes under its own name ({host} is SLURMD_NODENAME), so the
+# four "node-local disks" are four directories here.
+source "$(dirname "$0")/yeet_common.sh"
+make_venv_tree "$scratch/src/venv" 300
+run_batch yeet -N4 --ntasks-per-node=1 -- -v yeet "$scratch/src/venv" --dst "$scratch/nodes/{host}/venv"
+expect_eq "yeet: exit status" 0 "$rc"
+expect_match "yeet: every node copied" "on 4 nodes: 4 copied, 0 up to date, 0 failed" "$out"
+expect_match "yeet: srun starts the MPI stager with PMI2" "ezpz: running: srun .*--mpi=pmi2 .*ezpz-stager" "$err"
+for node in "${nodes[@]}"; do expect_moved_copy "yeet $node" "$scratch/src/venv" "$scratch/nodes/$node/venv"; done
+run_batch yeet-again -N4 --ntasks-per-node=1 -- yeet "$scratch/src/venv" --dst "$scratch/nodes/{host}/venv"
+expect_eq "yeet again: exit status" 0 "$rc"
+expect_match "yeet again: nothing transferred" "0 copied, 4 up to date, 0 failed" "$out"
+[ "$rc" == 0 ] || { sed 's/^/  yeet: stdout: /' <<<"$out"; sed 's/^/  yeet: stderr: /' <<<"$err"; } >&2
 
 # --- ezpz test: the libtorch trainer on every node ------------------------------
 if [ ! -x "$(dirname "$EZPZ_BIN")/ezpz-smoke" ]; then

@@ -1,0 +1,294 @@
+// yeet's file work against real files and real libarchive: the source stream
+// round-trips a tree exactly; hostile archives are refused with nothing
+// written outside; destinations are judged, swapped and cleaned up.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "ezpz/stage/destination.hpp"
+#include "ezpz/stage/extract.hpp"
+#include "ezpz/stage/source.hpp"
+#include "tests/catch.hpp"
+#include "tests/support/files.hpp"
+
+using namespace ezpz;
+using namespace ezpz::stage;
+namespace fs = std::filesystem;
+using ezpz::testing::TempDir;
+using ezpz::testing::read_text_file;
+
+namespace {
+
+void write(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+  ::chmod(path.c_str(), mode);
+}
+
+// A small tree with every kind of entry yeet must keep.
+void make_tree(const std::string& root) {
+  write(root + "/bin/tool", "#!" + root + "/bin/python\nprint(1)\n", 0755);
+  write(root + "/bin/activate", "VIRTUAL_ENV=\"" + root + "\"\nexport VIRTUAL_ENV\n");
+  write(root + "/pyvenv.cfg", "home = /usr/bin\n");
+  write(root + "/lib/pkg/a.py", std::string(100000, 'a'));
+  write(root + "/lib/pkg/private", "p", 0600);
+  fs::create_directories(root + "/lib/empty");
+  fs::create_symlink("/usr/bin/python3", root + "/bin/python");
+  fs::create_symlink("python", root + "/bin/python3");
+  fs::create_hard_link(root + "/lib/pkg/a.py", root + "/lib/pkg/b.py");
+}
+
+// "path type mode size target" for every entry, sorted (what must survive).
+std::string listing(const std::string& root) {
+  std::vector<std::string> lines;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    struct stat st {};
+    ::lstat(entry.path().c_str(), &st);
+    std::string target = entry.is_symlink() ? fs::read_symlink(entry.path()).string() : "";
+    lines.push_back(fmt::format("{} {:o} {} {} {}", entry.path().lexically_relative(root).string(),
+                                st.st_mode, S_ISREG(st.st_mode) ? st.st_size : 0, st.st_nlink,
+                                target));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+// Streams `scan` through a pool and extracts it into `into`, as one rank does.
+ExtractResult round_trip(const SourceScan& scan, const std::string& into, StreamResult* sent = nullptr) {
+  ChunkPool pool(4, 64 * 1024);
+  ChunkQueue queue;
+  StreamResult streamed;
+  std::thread reader([&] { streamed = stream_source(scan, pool, queue, 0); });
+  std::string cwd = fs::current_path();
+  ExtractResult result = extract_stream(queue, pool, into, scan.tarball);
+  fs::current_path(cwd);
+  reader.join();
+  if (sent) *sent = streamed;
+  return result;
+}
+
+// A tar archive in memory, with entries made by `add`.
+std::string tar_bytes(const std::function<void(struct archive*)>& add) {
+  std::string bytes(1 << 20, '\0');
+  std::size_t used = 0;
+  struct archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  archive_write_open_memory(a, bytes.data(), bytes.size(), &used);
+  add(a);
+  archive_write_close(a);
+  archive_write_free(a);
+  bytes.resize(used);
+  return bytes;
+}
+
+void add_entry(struct archive* a, const std::string& path, mode_t type, const std::string& data = "",
+               const std::string& link = "") {
+  struct archive_entry* e = archive_entry_new();
+  archive_entry_set_pathname(e, path.c_str());
+  archive_entry_set_filetype(e, type);
+  archive_entry_set_perm(e, 0644);
+  archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+  if (type == AE_IFLNK) archive_entry_set_symlink(e, link.c_str());
+  archive_write_header(a, e);
+  if (!data.empty()) archive_write_data(a, data.data(), data.size());
+  archive_entry_free(e);
+}
+
+// Extracts raw tarball bytes as a node would receive them.
+ExtractResult extract_tarball(const std::string& bytes, const std::string& into) {
+  std::string tarball = into + "/../in.tar";
+  write(tarball, bytes);
+  SourceScan scan = scan_source(tarball, false);
+  return round_trip(scan, into);
+}
+
+}  // namespace
+
+TEST_CASE("a tree streams and extracts exactly: modes, symlinks, hard links, empty dirs", "[stage]") {
+  TempDir dir;
+  make_tree(dir / "src");
+  SourceScan scan = scan_source(dir / "src", false);
+  CHECK_FALSE(scan.tarball);
+  CHECK(scan.entries.size() == 12);
+  std::uintmax_t file_bytes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir / "src")) {
+    if (entry.is_regular_file() && !entry.is_symlink()) file_bytes += entry.file_size();
+  }
+  CHECK(scan.content_bytes == file_bytes);
+  fs::create_directories(dir / "out");
+  StreamResult sent;
+  ExtractResult got = round_trip(scan, dir / "out", &sent);
+  CHECK(got.error == "");
+  CHECK(sent.error == "");
+  CHECK(sent.source_bytes_read == file_bytes - 100000);  // b.py is a.py: read once
+  CHECK(got.crc == sent.crc);
+  CHECK(got.bytes == sent.stream_bytes);
+  CHECK(got.entries == 12);
+  CHECK(listing(dir / "out") == listing(dir / "src"));
+  CHECK(fs::equivalent(dir / "out/lib/pkg/a.py", dir / "out/lib/pkg/b.py"));
+}
+
+TEST_CASE("the fingerprint follows the source", "[stage]") {
+  TempDir dir;
+  make_tree(dir / "src");
+  std::string before = scan_source(dir / "src", false).fingerprint;
+  CHECK(scan_source(dir / "src", false).fingerprint == before);
+  CHECK(scan_source(dir / "src", true).fingerprint != before);  // contents included
+  write(dir / "src/lib/pkg/new.py", "x");
+  CHECK(scan_source(dir / "src", false).fingerprint != before);
+}
+
+TEST_CASE("sources that cannot be staged are named", "[stage]") {
+  TempDir dir;
+  write(dir / "notes.txt", "x");
+  CHECK_THROWS_WITH(scan_source(dir / "missing", false), dir / "missing: No such file or directory");
+  CHECK_THROWS_WITH(scan_source(dir / "notes.txt", false),
+                    dir / "notes.txt: not a directory or a tarball (.tar, .tar.gz, .tgz, "
+                          ".tar.zst, .tar.xz, .tar.bz2)");
+}
+
+TEST_CASE("a file that vanishes mid-stream aborts every receiver", "[stage]") {
+  TempDir dir;
+  make_tree(dir / "src");
+  SourceScan scan = scan_source(dir / "src", false);
+  fs::remove(dir / "src/lib/pkg/private");
+  fs::create_directories(dir / "out");
+  StreamResult sent;
+  ExtractResult got = round_trip(scan, dir / "out", &sent);
+  CHECK(sent.error == dir / "src/lib/pkg/private: No such file or directory");
+  CHECK(got.error == "the source could not be read (see the first node's message)");
+}
+
+TEST_CASE("hostile archives are refused and nothing is written outside", "[stage]") {
+  TempDir dir;
+  fs::create_directories(dir / "outside");
+  struct Row {
+    const char* name;
+    std::function<void(struct archive*)> entries;
+    std::string error;
+  };
+  const std::string outside = dir / "outside";
+  const Row rows[] = {
+      {"dotdot", [](struct archive* a) { add_entry(a, "../escape", AE_IFREG, "x"); },
+       "../escape: Path contains '..'"},
+      {"absolute", [&](struct archive* a) { add_entry(a, outside + "/abs", AE_IFREG, "x"); },
+       outside + "/abs: Path is absolute"},
+      {"through a symlink",
+       [&](struct archive* a) {
+         add_entry(a, "link", AE_IFLNK, "", outside);
+         add_entry(a, "link/pwned", AE_IFREG, "x");
+       },
+       "link/pwned: Cannot extract through symlink link/pwned"},
+      {"hard link out",
+       [&](struct archive* a) {
+         struct archive_entry* e = archive_entry_new();
+         archive_entry_set_pathname(e, "hl");
+         archive_entry_set_hardlink(e, "../../etc/passwd");
+         archive_write_header(a, e);
+         archive_entry_free(e);
+       },
+       "hl: Path contains '..'"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    fs::remove_all(dir / "out");
+    fs::create_directories(dir / "out");
+    ExtractResult got = extract_tarball(tar_bytes(row.entries), dir / "out");
+    CHECK(got.error == row.error);
+    CHECK(fs::is_empty(outside));
+    CHECK_FALSE(fs::exists(dir / "escape"));
+  }
+}
+
+TEST_CASE("a corrupted stream fails its check", "[stage]") {
+  TempDir dir;
+  fs::create_directories(dir / "out");
+  ChunkPool pool(2, 4096);
+  ChunkQueue queue;
+  ChunkPtr chunk = pool.take();
+  std::string bytes = tar_bytes([](struct archive* a) { add_entry(a, "f", AE_IFREG, "data"); });
+  REQUIRE(bytes.size() <= 4096);
+  std::copy(bytes.begin(), bytes.end(), chunk->bytes.begin());
+  chunk->size = bytes.size();
+  chunk->last = true;
+  chunk->total = bytes.size();
+  chunk->crc = 0x12345678;  // not the crc of these bytes
+  queue.push(std::move(chunk));
+  std::string cwd = fs::current_path();
+  ExtractResult got = extract_stream(queue, pool, dir / "out", false);
+  fs::current_path(cwd);
+  CHECK_THAT(got.error, Catch::StartsWith("stream check failed: received " +
+                                          std::to_string(bytes.size()) + " bytes with crc32 "));
+  CHECK_THAT(got.error, Catch::EndsWith("sent " + std::to_string(bytes.size()) +
+                                        " bytes with crc32 12345678"));
+}
+
+TEST_CASE("destinations: judged, swapped in one step, and only ezpz's own removed", "[stage]") {
+  TempDir dir;
+  std::string dst = dir / "env";
+  CHECK(inspect_destination(dst, "f1") == yeet::Holding::absent);
+  fs::create_directories(dst);
+  CHECK(inspect_destination(dst, "f1") == yeet::Holding::absent);  // empty
+  write(dst + "/theirs", "x");
+  CHECK(inspect_destination(dst, "f1") == yeet::Holding::foreign);
+
+  std::string staging = make_staging_dir(dst, "n01");
+  CHECK(fs::path(staging).parent_path() == fs::path(dst).parent_path());
+  CHECK_THAT(fs::path(staging).filename().string(), Catch::StartsWith(".env.ezpz-yeet-n01-"));
+  write(staging + "/new", "y");
+  write_stamp(staging, {"f1", "/src", "crc32:0", 1, 1});
+  commit_staging(staging, dst);
+  discard_staging(staging);
+  CHECK(read_text_file(dst + "/new") == "y");
+  CHECK_FALSE(fs::exists(dst + "/theirs"));
+  CHECK_FALSE(fs::exists(staging));
+  CHECK(inspect_destination(dst, "f1") == yeet::Holding::current);
+  CHECK(inspect_destination(dst, "f2") == yeet::Holding::stale);
+
+  // A staging directory nobody holds is a dead run's: removed. One this
+  // process holds (a live run) and other hosts' are kept.
+  fs::create_directories(dir / ".env.ezpz-yeet-n01-999999-dead");
+  fs::create_directories(dir / ".env.ezpz-yeet-n02-999999-other");
+  std::string live = make_staging_dir(dst, "n01");
+  CHECK(remove_stale_staging(dst, "n01") == 1);
+  CHECK_FALSE(fs::exists(dir / ".env.ezpz-yeet-n01-999999-dead"));
+  CHECK(fs::exists(dir / ".env.ezpz-yeet-n02-999999-other"));
+  CHECK(fs::exists(live));
+}
+
+TEST_CASE("a moved venv names its new home", "[stage]") {
+  TempDir dir;
+  make_tree(dir / "old");
+  fs::create_directory_symlink(dir / "old/lib", dir / "old/bin/libdir");  // into the old prefix
+  yeet::EnvKind kind = patch_python_env(dir / "old", dir / "old", "/tmp/new");
+  CHECK(kind == yeet::EnvKind::venv);
+  CHECK(read_text_file(dir / "old/bin/activate") == "VIRTUAL_ENV=\"/tmp/new\"\nexport VIRTUAL_ENV\n");
+  CHECK(read_text_file(dir / "old/bin/tool") == "#!/tmp/new/bin/python\nprint(1)\n");
+  CHECK((fs::status(dir / "old/bin/tool").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  CHECK(fs::read_symlink(dir / "old/bin/python") == "/usr/bin/python3");  // outside: kept
+  CHECK(fs::read_symlink(dir / "old/bin/libdir") == "/tmp/new/lib");
+  CHECK(python_env_prefix(dir / "old") == "/tmp/new");
+  CHECK(patch_python_env(dir / "old/lib", "/x", "/y") == yeet::EnvKind::other);
+}
+
+TEST_CASE("a moved conda env gets the same treatment", "[stage]") {
+  TempDir dir;
+  fs::create_directories(dir / "conda/conda-meta");
+  write(dir / "conda/bin/jupyter", "#!" + (dir / "conda") + "/bin/python\nimport x\n", 0755);
+  write(dir / "conda/bin/binary", std::string("\x7f" "ELF") + (dir / "conda"), 0755);
+  CHECK(patch_python_env(dir / "conda", dir / "conda", "/tmp/c") == yeet::EnvKind::conda);
+  CHECK(read_text_file(dir / "conda/bin/jupyter") == "#!/tmp/c/bin/python\nimport x\n");
+  CHECK(read_text_file(dir / "conda/bin/binary") == std::string("\x7f" "ELF") + (dir / "conda"));
+}
