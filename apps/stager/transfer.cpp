@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "ezpz/stage/stream_hash.hpp"
 #include "mpi_comm.hpp"
 
 namespace ezpz::stager {
@@ -62,13 +63,18 @@ StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
       outcome.extracted = stage::extract_stream(to_extract, pool, staging, settings.tarball);
     });
   }
-  std::uint64_t moved = 0;
+  stage::StreamHash hash;
   for (bool last = false; !last;) {
     stage::ChunkPtr chunk = sender ? produced.pop() : pool.take();
+    if (sender) {
+      hash.add(*chunk);
+      if (chunk->last) hash.seal(*chunk);
+    }
     broadcast_chunk(*chunk, sender, comm);
-    moved += chunk->size;
+    if (!sender) hash.add(*chunk);
     last = chunk->last;
-    if (sender && sent_bytes) sent_bytes(moved);
+    if (last && !sender) outcome.stream_error = hash.mismatch(*chunk);
+    if (sender && sent_bytes) sent_bytes(hash.bytes());
     if (extract_here) {
       to_extract.push(std::move(chunk));
     } else {
@@ -77,6 +83,7 @@ StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
   }
   if (reader.joinable()) reader.join();
   if (extractor.joinable()) extractor.join();
+  outcome.crc = hash.crc();
   return outcome;
 }
 

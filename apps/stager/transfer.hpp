@@ -24,6 +24,8 @@ struct StreamSettings {
 struct StreamOutcome {
   std::optional<stage::ExtractResult> extracted;  // when this rank extracted
   stage::StreamResult sent;                       // rank 0 only
+  std::uint32_t crc = 0;                          // of the stream, as sent or received
+  std::string stream_error;                       // received != sent
 };
 
 // Collective over `comm` (rank 0 is the sender, and `scan` is only read

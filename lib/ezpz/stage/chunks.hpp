@@ -17,7 +17,7 @@ struct Chunk {
   std::size_t size = 0;     // bytes in use
   bool last = false;        // the stream ends with this chunk
   bool aborted = false;     // the source failed: discard everything
-  std::uint32_t crc = 0;    // with `last`: crc32 of the whole stream
+  std::uint32_t crc = 0;    // with `last`: crc32 of the whole stream (StreamHash)
   std::uint64_t total = 0;  // with `last`: length of the whole stream
 };
 using ChunkPtr = std::unique_ptr<Chunk>;

@@ -7,7 +7,6 @@
 #include <archive_entry.h>
 #include <fmt/format.h>
 #include <unistd.h>
-#include <zlib.h>
 
 namespace ezpz::stage {
 namespace {
@@ -25,24 +24,17 @@ struct StreamReader {
   ChunkPtr current;
   bool ended = false;
   bool aborted = false;
-  std::uint32_t crc = static_cast<std::uint32_t>(crc32(0L, Z_NULL, 0));
   std::uint64_t bytes = 0;
-  std::uint32_t sender_crc = 0;
-  std::uint64_t sender_total = 0;
 
   // The next chunk's bytes, or an empty view at the end of the stream.
   std::pair<const char*, std::size_t> next() {
     if (current) pool.give(std::move(current));
     if (ended) return {nullptr, 0};
     current = in.pop();
-    crc = static_cast<std::uint32_t>(
-        crc32(crc, reinterpret_cast<const Bytef*>(current->bytes.data()), static_cast<uInt>(current->size)));
     bytes += current->size;
     if (current->last) {
       ended = true;
       aborted = current->aborted;
-      sender_crc = current->crc;
-      sender_total = current->total;
     }
     return {current->bytes.data(), current->size};
   }
@@ -150,16 +142,8 @@ ExtractResult extract_stream(ChunkQueue& in, ChunkPool& pool, const std::string&
     if (result.error.empty()) result.error = extract_entries(archives, result);
   }
   reader.drain();
-  result.crc = reader.crc;
   result.bytes = reader.bytes;
-  if (reader.aborted) {
-    result.error = "the source could not be read (see the first node's message)";
-  } else if (result.error.empty() &&
-             (reader.crc != reader.sender_crc || reader.bytes != reader.sender_total)) {
-    result.error = fmt::format("stream check failed: received {} bytes with crc32 {:08x}, "
-                               "sent {} bytes with crc32 {:08x}",
-                               reader.bytes, reader.crc, reader.sender_total, reader.sender_crc);
-  }
+  if (reader.aborted) result.error = "the source could not be read (see the first node's message)";
   return result;
 }
 

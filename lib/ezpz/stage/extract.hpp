@@ -1,7 +1,8 @@
 #pragma once
 // The receiving side of yeet, on every node: unpack the chunk stream into a
 // staging directory while it arrives, refusing anything that would write
-// outside it, and check the stream against the sender's crc32.
+// outside it. (The stream itself is checked by StreamHash, in the thread
+// that receives it.)
 #include <cstdint>
 #include <string>
 
@@ -13,7 +14,6 @@ struct ExtractResult {
   std::string error;           // empty: extracted and verified
   std::uint64_t entries = 0;   // archive entries written
   std::uint64_t bytes = 0;     // stream bytes received
-  std::uint32_t crc = 0;       // of the bytes received
 };
 
 // Pops chunks from `in` (returning each to `pool`) and extracts them into

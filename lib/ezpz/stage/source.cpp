@@ -102,7 +102,7 @@ void scan_tree(SourceScan& scan) {
             [](const SourceEntry& a, const SourceEntry& b) { return a.relative < b.relative; });
 }
 
-// Collects bytes into chunks and hands full ones on; keeps the stream's crc.
+// Collects bytes into chunks and hands full ones on.
 class ChunkWriter {
  public:
   ChunkWriter(ChunkPool& pool, ChunkQueue& out) : pool_(pool), out_(out), chunk_(pool.take()) {}
@@ -125,31 +125,22 @@ class ChunkWriter {
     if (chunk_->size == chunk_->bytes.size()) flush();
   }
   void finish(bool aborted) {
-    account(*chunk_);
+    total_ += chunk_->size;
     chunk_->last = true;
     chunk_->aborted = aborted;
-    chunk_->crc = crc_;
-    chunk_->total = total_;
     out_.push(std::move(chunk_));
   }
-  std::uint32_t crc() const { return crc_; }
   std::uint64_t total() const { return total_; }
 
  private:
-  void account(const Chunk& chunk) {
-    crc_ = static_cast<std::uint32_t>(
-        crc32(crc_, reinterpret_cast<const Bytef*>(chunk.bytes.data()), static_cast<uInt>(chunk.size)));
-    total_ += chunk.size;
-  }
   void flush() {
-    account(*chunk_);
+    total_ += chunk_->size;
     out_.push(std::move(chunk_));
     chunk_ = pool_.take();
   }
   ChunkPool& pool_;
   ChunkQueue& out_;
   ChunkPtr chunk_;
-  std::uint32_t crc_ = static_cast<std::uint32_t>(crc32(0L, Z_NULL, 0));
   std::uint64_t total_ = 0;
 };
 
@@ -301,7 +292,6 @@ StreamResult stream_source(const SourceScan& scan, ChunkPool& pool, ChunkQueue& 
     result.error = e.what();
   }
   writer.finish(!result.error.empty());
-  result.crc = writer.crc();
   result.stream_bytes = writer.total();
   return result;
 }

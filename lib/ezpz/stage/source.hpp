@@ -34,12 +34,11 @@ SourceScan scan_source(const std::string& path, bool checksum);
 struct StreamResult {
   std::uint64_t source_bytes_read = 0;  // counted at read(2)
   std::uint64_t stream_bytes = 0;
-  std::uint32_t crc = 0;
   std::string error;  // empty when the whole source was streamed
 };
 
 // Streams the scanned source into chunks from `pool`, pushed onto `out`; the
-// last chunk carries the stream's crc32 and length, or `aborted` on error.
+// last chunk is marked `aborted` when the source failed.
 // `bytes_per_second` > 0 limits the read rate (rsync's --bwlimit).
 StreamResult stream_source(const SourceScan& scan, ChunkPool& pool, ChunkQueue& out,
                            double bytes_per_second);
