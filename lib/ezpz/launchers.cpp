@@ -174,7 +174,9 @@ CpuBindArgs profile_cpu_bind(const CpuBind& bind, int ppn) {
     size_t ranks = ppn / sockets + (socket < ppn % sockets ? 1 : 0);
     size_t block = cores.size() / std::max<size_t>(ranks, 1);
     for (size_t rank = 0; rank < ranks && block > 0; ++rank) {
-      list += ":" + format_core_block(cores, rank * block, block);
+      // Two appends, not ":" + string: GCC 12 -O3 warns falsely on that (-Wrestrict, PR 105329).
+      list += ':';
+      list += format_core_block(cores, rank * block, block);
     }
   }
   return {list, 0};

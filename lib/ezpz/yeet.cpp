@@ -187,7 +187,8 @@ std::optional<std::string> rewrite_shebang(std::string_view content, std::string
 }
 
 std::optional<std::string> venv_prefix_from_activate(std::string_view activate_text) {
-  std::string text = "\n" + std::string(activate_text);  // so line one matches "\nVIRTUAL_ENV="
+  std::string text = "\n";  // so line one matches "\nVIRTUAL_ENV=" too
+  text += activate_text;
   for (std::string_view key : {"\nVIRTUAL_ENV=\"", "\nVIRTUAL_ENV='", "\nVIRTUAL_ENV="}) {
     std::size_t at = text.find(key);
     if (at == std::string::npos) continue;
