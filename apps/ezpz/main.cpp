@@ -3,6 +3,7 @@
 // in its own cmd_<name>.cpp.
 #include <CLI/CLI.hpp>
 
+#include "cmd_kill.hpp"
 #include "cmd_launch.hpp"
 #include "cmd_test.hpp"
 #include "cmd_yeet.hpp"
@@ -19,10 +20,12 @@ int main(int argc, char** argv) {
   ezpz::LaunchOptions launch;
   ezpz::TestOptions test;
   ezpz::YeetOptions yeet;
+  ezpz::KillOptions kill;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
   CLI::App* yeet_cmd = ezpz::setup_yeet(app, yeet, globals);
+  CLI::App* kill_cmd = ezpz::setup_kill(app, kill, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
     if (test_cmd->parsed()) return ezpz::run_test(test, context);
     if (yeet_cmd->parsed()) return ezpz::run_yeet(yeet, context);
+    if (kill_cmd->parsed()) return ezpz::run_kill(kill, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::Success& e) {

@@ -5,8 +5,10 @@
 #include "ezpz/env.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/hostlist.hpp"
+#include "ezpz/kill.hpp"
 #include "ezpz/log.hpp"
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/world.hpp"
 #include "schedulers/scheduler.hpp"
 
@@ -213,7 +215,12 @@ int run_plan(const PreparedLaunch& prepared, const Context& context) {
   if (log::enabled(log::Level::info)) {
     log::info("running: {}", render_command(prepared.planned.plan));
   }
-  return sys::ProcessExecutor(context.env).run(prepared.planned.plan);
+  // The launcher and every rank inherit the run's id: `ezpz kill` finds them by it.
+  LaunchPlan plan = prepared.planned.plan;
+  std::string run_id = sys::make_run_id(sys::hostname());
+  plan.env.emplace_back(std::string(kill::k_run_id_variable), run_id);
+  log::info("run id: {}", run_id);
+  return sys::ProcessExecutor(context.env).run(plan);
 }
 
 }  // namespace ezpz

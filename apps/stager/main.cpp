@@ -181,7 +181,7 @@ struct Prepared {
   std::string error;
   std::uint64_t entries = 0;
   stage::StreamResult sent;  // rank 0: what was read and broadcast
-  std::uint32_t crc = 0;     // of the stream
+  std::optional<std::uint32_t> crc;  // of the stream, when it was sent to another node
 };
 
 // A tarball made with `tar -C parent -czf env.tar.gz env` holds one directory:
@@ -195,12 +195,12 @@ std::string staged_root(const std::string& staging, bool tarball) {
 }
 
 void finish_copy(Prepared& p, const Node& node, const Options& o, const SourceFacts& facts,
-                 const stage::ExtractResult& extracted, std::uint32_t crc) {
+                 const stage::ExtractResult& extracted, std::optional<std::uint32_t> crc) {
   p.root = staged_root(p.staging, facts.tarball);
   if (!facts.tarball) fs::permissions(p.root, static_cast<fs::perms>(facts.root_mode));
   std::string old_prefix = stage::python_env_prefix(p.root).value_or(o.source);
   stage::patch_python_env(p.root, old_prefix, node.destination);
-  stage::write_stamp(p.root, {facts.fingerprint, o.source, fmt::format("crc32:{:08x}", crc),
+  stage::write_stamp(p.root, {facts.fingerprint, o.source, crc ? fmt::format("crc32:{:08x}", *crc) : "none (one node)",
                               extracted.bytes, extracted.entries});
 }
 
@@ -223,14 +223,15 @@ Prepared stream(const Node& node, const Options& o, const SourceFacts& facts,
                                      [&](std::uint64_t bytes) { progress.bytes(bytes); });
   MPI_Comm_free(&comm);
   prepared.sent = outcome.sent;
-  prepared.crc = outcome.crc;
+  if (outcome.hashed) prepared.crc = outcome.crc;
   if (!prepared.sent.error.empty()) prepared.error = prepared.sent.error;
   if (!needs_copy || !prepared.error.empty()) return prepared;
   prepared.error = outcome.stream_error.empty() ? outcome.extracted->error : outcome.stream_error;
   prepared.entries = outcome.extracted->entries;
   if (prepared.error.empty()) {
     try {
-      finish_copy(prepared, node, o, facts, *outcome.extracted, outcome.crc);
+      finish_copy(prepared, node, o, facts, *outcome.extracted,
+                  outcome.hashed ? std::optional(outcome.crc) : std::nullopt);
     } catch (const std::exception& e) {
       prepared.error = e.what();
     }
@@ -330,7 +331,7 @@ void write_failed_file(const std::string& path, const std::vector<std::string>& 
 }
 
 int report(const Node& node, const Options& o, const Tally& t, bool committed, double seconds,
-           const stage::StreamResult& sent, std::uint32_t crc) {
+           const stage::StreamResult& sent, std::optional<std::uint32_t> crc) {
   if (!committed) {
     std::fprintf(stderr, "ezpz yeet: nothing changed: %d of %d nodes ready, %ld required%s\n",
                  t.copied + t.current + t.discarded, node.size, required_nodes(o, node.size),
@@ -351,10 +352,13 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
       t.failed_nodes.size(), seconds);
   std::printf("%s\n", summary.c_str());
   if (sent.stream_bytes > 0) {
-    std::printf("  read %llu source bytes once (kernel read(2) total on this rank: %llu); "
-                "broadcast %s (crc32 %08x)\n",
+    std::string check = crc ? fmt::format("broadcast {} (crc32 {:08x})",
+                                          yeet::format_bytes(static_cast<double>(sent.stream_bytes)), *crc)
+                            : fmt::format("streamed {} to this node only",
+                                          yeet::format_bytes(static_cast<double>(sent.stream_bytes)));
+    std::printf("  read %llu source bytes once (kernel read(2) total on this rank: %llu); %s\n",
                 static_cast<unsigned long long>(sent.source_bytes_read), kernel_read_bytes(),
-                yeet::format_bytes(static_cast<double>(sent.stream_bytes)).c_str(), crc);
+                check.c_str());
   } else if (t.failures.empty()) {
     std::printf("  up to date on every node: nothing transferred\n");
   }

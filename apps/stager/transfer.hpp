@@ -25,6 +25,7 @@ struct StreamOutcome {
   std::optional<stage::ExtractResult> extracted;  // when this rank extracted
   stage::StreamResult sent;                       // rank 0 only
   std::uint32_t crc = 0;                          // of the stream, as sent or received
+  bool hashed = true;                             // false: one rank, nothing sent
   std::string stream_error;                       // received != sent
 };
 

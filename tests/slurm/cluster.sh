@@ -133,7 +133,11 @@ start_munge() {
   fi
   install -d -o munge -g munge -m 0755 /run/munge
   install -d -o munge -g munge -m 0700 /var/log/munge /var/lib/munge
-  runuser -u munge -- munged --force || die "munged failed to start (see /var/log/munge/munged.log)"
+  # munged keeps every descriptor it inherits: close ours first, or a caller's
+  # lock (flock around a test run) would be held as long as munged lives.
+  ( for fd in $(ls "/proc/$BASHPID/fd"); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
+    exec runuser -u munge -- munged --force ) ||
+    die "munged failed to start (see /var/log/munge/munged.log)"
   cp /run/munge/munged.pid "$dir/run/munged.pid" 2>/dev/null  # started here: `down` stops it
   wait_for 10 munge_works || die "munged started but munge -n | unmunge fails"
 }

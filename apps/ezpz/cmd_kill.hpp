@@ -1,0 +1,26 @@
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "context.hpp"
+#include "options.hpp"
+
+namespace ezpz {
+
+struct KillOptions {
+  std::string run_id;  // empty: every ezpz run of this user
+  std::string signal = "TERM";
+  double grace_seconds = 3;
+  bool dry_run = false;
+  bool all_nodes = false;
+  bool on_node = false;  // set by --all-nodes for the copy on each node
+};
+
+// Declares `ezpz kill` on `app`.
+CLI::App* setup_kill(CLI::App& app, KillOptions& options, GlobalOptions& globals);
+
+// Signals the processes ezpz started, here or on every node of the allocation.
+int run_kill(const KillOptions& options, const Context& context);
+
+}  // namespace ezpz

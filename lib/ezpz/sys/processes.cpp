@@ -1,0 +1,127 @@
+#include "ezpz/sys/processes.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "ezpz/env.hpp"
+#include "ezpz/sys/world.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+std::string joined_command_line(std::string cmdline) {
+  while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+  return cmdline;
+}
+
+// Gone, or a zombie waiting for its parent: either way it no longer runs.
+bool finished(int pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  auto stat = read_file_if_present(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return true;
+  std::size_t paren = stat->rfind(')');
+  return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
+}
+
+bool all_finished(const std::vector<SignalResult>& results) {
+  return std::all_of(results.begin(), results.end(),
+                     [](const SignalResult& r) { return r.gone || !r.error.empty(); });
+}
+
+void wait_for_exits(std::vector<SignalResult>& results, std::chrono::milliseconds grace) {
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    for (SignalResult& r : results) {
+      if (!r.gone && r.error.empty()) r.gone = finished(r.process.pid);
+    }
+    if (all_finished(results) || std::chrono::steady_clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+int parent_of(int pid) {
+  auto stat = read_file_if_present(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return 0;
+  std::size_t paren = stat->rfind(')');  // the name may hold spaces and parentheses
+  if (paren == std::string::npos) return 0;
+  int parent = 0;
+  char state = 0;
+  std::sscanf(stat->c_str() + paren + 1, " %c %d", &state, &parent);
+  return parent;
+}
+
+}  // namespace
+
+std::string command_of(int pid) {
+  return joined_command_line(read_file_if_present(fmt::format("/proc/{}/cmdline", pid)).value_or(""));
+}
+
+std::string make_run_id(const std::string& host) {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  return fmt::format("{}-{}-{}", stamp, host, ::getpid());
+}
+
+std::vector<kill::Process> list_processes() {
+  std::vector<kill::Process> processes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    std::string name = entry.path().filename().string();
+    auto pid = parse_count(name);
+    if (!pid) continue;
+    auto environ = read_file_if_present(entry.path().string() + "/environ");
+    if (!environ) continue;  // another user's, or gone
+    kill::Process process{static_cast<int>(*pid),
+                          kill::environ_value(*environ, kill::k_run_id_variable).value_or(""), "", 0};
+    if (process.run_id.empty()) continue;
+    process.command = command_of(process.pid);
+    process.parent = parent_of(process.pid);
+    processes.push_back(std::move(process));
+  }
+  return processes;
+}
+
+std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& targets, int signal,
+                                           std::chrono::milliseconds grace) {
+  std::vector<SignalResult> results;
+  for (const kill::Process& target : targets) {
+    SignalResult result{target, false, false, ""};
+    if (::kill(target.pid, signal) != 0) {
+      if (errno == ESRCH) {
+        result.gone = true;
+      } else {
+        result.error = std::strerror(errno);
+      }
+    }
+    results.push_back(std::move(result));
+  }
+  if (signal == SIGSTOP || signal == SIGCONT) {
+    for (SignalResult& r : results) r.gone = r.error.empty();
+    return results;
+  }
+  wait_for_exits(results, grace);
+  if (signal == SIGKILL || all_finished(results)) return results;
+  for (SignalResult& r : results) {
+    if (r.gone || !r.error.empty()) continue;
+    ::kill(r.process.pid, SIGKILL);
+    r.escalated = true;
+  }
+  wait_for_exits(results, std::chrono::seconds(2));
+  return results;
+}
+
+}  // namespace ezpz::sys
