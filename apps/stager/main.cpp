@@ -323,11 +323,15 @@ unsigned long long kernel_read_bytes() {
 
 void write_failed_file(const std::string& path, const std::vector<std::string>& nodes) {
   std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    for (const std::string& node : nodes) out << node << '\n';
+  std::ofstream out(temporary, std::ios::trunc);
+  for (const std::string& node : nodes) out << node << '\n';
+  out.close();
+  std::error_code error;
+  if (out) fs::rename(temporary, path, error);
+  if (!out || error) {
+    fs::remove(temporary, error);
+    std::fprintf(stderr, "ezpz yeet: %s: cannot write the failed-nodes file\n", path.c_str());
   }
-  fs::rename(temporary, path);
 }
 
 int report(const Node& node, const Options& o, const Tally& t, bool committed, double seconds,
@@ -375,8 +379,7 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
   return 0;
 }
 
-int run(int argc, char** argv) {
-  MpiSession mpi(argc, argv);
+int run_steps(const MpiSession& mpi, int argc, char** argv) {
   Options o;
   parse_options(argc, argv, o);
   o.source = fs::absolute(o.source).lexically_normal().string();
@@ -418,6 +421,19 @@ int run(int argc, char** argv) {
   }
   broadcast(&status, sizeof status, MPI_COMM_WORLD);
   return status;
+}
+
+int run(int argc, char** argv) {
+  MpiSession mpi(argc, argv);
+  try {
+    return run_steps(mpi, argc, argv);
+  } catch (const std::exception& e) {
+    // A bug, not a node's failure: say what, and take the whole job down
+    // rather than leave the other ranks waiting in a collective.
+    std::fprintf(stderr, "ezpz-stager: internal error: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 70);
+    return 70;
+  }
 }
 
 }  // namespace
