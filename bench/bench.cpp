@@ -13,6 +13,7 @@
 //   ezpz-bench smoke_vs_ddp    [options]   ezpz-smoke against PyTorch DDP (issue 3)
 //   ezpz-bench first_step      [options]   `ezpz test` start to the first step
 //   ezpz-bench training        [options]   both of those
+//   ezpz-bench doctor          [options]   `ezpz doctor` against importing torch (issue 6)
 //
 // Options: --runs N (200; first_step 15)  --warmup N (5)  --bin-dir DIR (where
 // ezpz, ezpz-rankenv and ezpz-smoke are)  --mpiexec PATH  --csv FILE (every
@@ -111,17 +112,21 @@ bool runs_ddp(const Options& o) {
 bool runs_first_step(const Options& o) {
   return o.what == "first_step" || o.what == "training" || o.what == "all";
 }
+bool runs_doctor(const Options& o) {
+  return o.what == "doctor" || o.what == "all";
+}
 
 void usage(FILE* out) {
   std::fprintf(
       out,
-      "usage: ezpz-bench {launch_overhead|dry_run_scale|smoke_vs_ddp|first_step|training|all}\n"
+      "usage: ezpz-bench "
+      "{launch_overhead|dry_run_scale|smoke_vs_ddp|first_step|training|doctor|all}\n"
       "                  [--runs N] [--warmup N] [--bin-dir DIR] [--mpiexec PATH] [--csv FILE]\n"
       "                  [--keep-tmp] [--commands] [--reps N] [--steps N] [--step-warmup N]\n"
       "                  [--python PATH] [--ddp-script PATH]\n"
       "  training     smoke_vs_ddp and first_step; all: every benchmark\n"
       "  --runs N     timed runs of each case, alternated case by case (default 200;\n"
-      "               first_step: 15)\n"
+      "               first_step: 15; doctor: 20)\n"
       "  --warmup N   untimed runs of each case first (default 5)\n"
       "  --bin-dir    directory holding ezpz and ezpz-rankenv (default: the build tree\n"
       "               this harness was built in, else the harness's own directory/..)\n"
@@ -198,10 +203,10 @@ Options parse_options(int argc, char** argv) {
       die("unknown argument " + std::string(arg));
     }
   }
-  if (!runs_launch(o) && !runs_dry(o) && !runs_ddp(o) && !runs_first_step(o)) {
+  if (!runs_launch(o) && !runs_dry(o) && !runs_ddp(o) && !runs_first_step(o) && !runs_doctor(o)) {
     usage(stderr);
-    die("name a benchmark: launch_overhead, dry_run_scale, smoke_vs_ddp, first_step, training "
-        "or all");
+    die("name a benchmark: launch_overhead, dry_run_scale, smoke_vs_ddp, first_step, training, "
+        "doctor or all");
   }
   if (o.steps < o.step_warmup + 2) die("--steps must exceed --step-warmup by at least 2");
   return o;
@@ -364,6 +369,7 @@ struct Group {
   std::vector<std::string> env;  // the environment every case starts from
   std::vector<Case> cases;
   std::vector<std::string> notes;
+  int default_runs = 200;  // without --runs
 };
 
 // What `c` sets on top of the group's environment, then its argv: a command line to paste.
@@ -404,9 +410,9 @@ void run_group(Group& group, const Options& o, const std::string& scratch) {
       if (!c.remove_before.empty()) ::unlink(c.remove_before.c_str());
       run_once(c.command, "/dev/null", "/dev/null");
     }
-    c.samples.reserve(static_cast<std::size_t>(o.runs_or(200)));
+    c.samples.reserve(static_cast<std::size_t>(o.runs_or(group.default_runs)));
   }
-  const int runs = o.runs_or(200);
+  const int runs = o.runs_or(group.default_runs);
   std::fprintf(stderr, "%s: %d runs x %zu cases ", group.name.c_str(), runs, group.cases.size());
   for (int run = 0; run < runs; ++run) {
     for (Case& c : group.cases) {
@@ -750,6 +756,46 @@ std::vector<Group> dry_run_scale_groups(const Setup& s) {
                     std::to_string(fs::file_size(dir + "/nodefile-10k")) + " bytes for 10k); " +
                     "written hostfiles go to EZPZ_RUN_DIR=" + dir + "/run");
   return {g};
+}
+
+// ---- doctor ------------------------------------------------------------------
+
+// `ezpz doctor` (no --deep) against the least the Python ezpz's doctor pays
+// before its first check: starting Python and importing torch with
+// torch.distributed. ezpz-smoke --probe (loading libtorch, which doctor runs
+// beside every other probe) is the floor.
+std::vector<Group> doctor_groups(const Setup& s) {
+  const std::vector<std::string> env = base_env(s);
+  Group g{"doctor",
+          "ezpz doctor (every check, the trainer probe included) vs importing torch",
+          env,
+          {},
+          {}};
+  g.default_runs = 20;
+  Case python{"python3 -c 'import torch, torch.distributed'",
+              {{s.python, "-c", "import torch, torch.distributed"}, env}};
+  python.baseline = true;
+  g.cases.push_back(python);
+  if (!s.smoke.empty())
+    g.cases.push_back({"ezpz-smoke --probe (loads libtorch)", {{s.smoke, "--probe"}, env}});
+  Case doctor{"ezpz doctor", {{s.ezpz, "doctor"}, env}};
+  doctor.max_median = 600;
+  g.cases.push_back(doctor);
+  g.cases.push_back({"ezpz doctor --json", {{s.ezpz, "doctor", "--json"}, env}});
+  g.notes.push_back(
+      "doctor runs ezpz-smoke --probe, mpiexec --version, name look-ups and the "
+      "other probes at once; see bench/README.md");
+  return {g};
+}
+
+std::string doctor_missing(const Setup& s) {
+  if (!is_executable(s.python)) return s.python + " not found (apt-get install python3-torch)";
+  Command probe{{s.python, "-c", "import torch, torch.distributed"}, base_env(s)};
+  Sample check = run_once(probe, "/dev/null", "/dev/null");
+  if (!WIFEXITED(check.status) || WEXITSTATUS(check.status) != 0) {
+    return s.python + " cannot import torch (apt-get install python3-torch)";
+  }
+  return "";
 }
 
 // ---- Training: ezpz-smoke against PyTorch DDP, and time to the first step ----
@@ -1458,8 +1504,8 @@ int main(int argc, char** argv) {
               host.sysname, host.release, host.machine, ::sysconf(_SC_NPROCESSORS_ONLN),
               cpu_model().c_str());
   std::printf("%s (%s) | mpiexec: %s | %d runs/case, alternated, %d warm-up | load %s\n",
-              version.c_str(), s.ezpz.c_str(), s.mpiexec.c_str(), o.runs_or(200), o.warmup,
-              load_average().c_str());
+              version.c_str(), s.ezpz.c_str(), s.mpiexec.c_str(),
+              o.runs_or(o.what == "doctor" ? 20 : 200), o.warmup, load_average().c_str());
   std::string missing;
   if (runs_ddp(o) || runs_first_step(o)) {
     missing = training_missing(s);
@@ -1475,6 +1521,15 @@ int main(int argc, char** argv) {
   if (runs_launch(o)) groups = launch_overhead_groups(s);
   if (runs_dry(o)) {
     for (Group& g : dry_run_scale_groups(s)) groups.push_back(std::move(g));
+  }
+  if (runs_doctor(o)) {
+    std::string why = doctor_missing(s);
+    if (!why.empty() && o.what != "all") die(why);
+    if (why.empty()) {
+      for (Group& g : doctor_groups(s)) groups.push_back(std::move(g));
+    } else {
+      std::printf("doctor: skipped: %s\n", why.c_str());
+    }
   }
   bool all_met = true;
   std::vector<std::string> summary;

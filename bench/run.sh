@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds ezpz, ezpz-rankenv (and ezpz-smoke for the training benchmarks) and the
 # bench harness (Release), then runs benchmarks.
-#   bench/run.sh [all|launch_overhead|dry_run_scale|smoke_vs_ddp|first_step|training]
+#   bench/run.sh [all|launch_overhead|dry_run_scale|smoke_vs_ddp|first_step|training|doctor]
 #                [--runs N] [--warmup N] [--csv FILE] [--reps N] [--steps N] ...
 # EZPZ_BENCH_BUILD: the build directory (default <repo>/build-bench); JOBS: build jobs (1).
 # The training benchmarks need Debian's python3-torch (PYTHON, default /usr/bin/python3).
@@ -10,7 +10,7 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${EZPZ_BENCH_BUILD:-$src/build-bench}
 what=all
 case "${1:-}" in
-  all | launch_overhead | dry_run_scale | smoke_vs_ddp | first_step | training) what=$1; shift ;;
+  all | launch_overhead | dry_run_scale | smoke_vs_ddp | first_step | training | doctor) what=$1; shift ;;
 esac
 
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null

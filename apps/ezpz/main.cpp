@@ -3,6 +3,7 @@
 // in its own cmd_<name>.cpp.
 #include <CLI/CLI.hpp>
 
+#include "cmd_doctor.hpp"
 #include "cmd_kill.hpp"
 #include "cmd_launch.hpp"
 #include "cmd_test.hpp"
@@ -19,11 +20,13 @@ int main(int argc, char** argv) {
   ezpz::GlobalOptions globals;
   ezpz::LaunchOptions launch;
   ezpz::TestOptions test;
+  ezpz::DoctorOptions doctor;
   ezpz::YeetOptions yeet;
   ezpz::KillOptions kill;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
+  CLI::App* doctor_cmd = ezpz::setup_doctor(app, doctor, globals);
   CLI::App* yeet_cmd = ezpz::setup_yeet(app, yeet, globals);
   CLI::App* kill_cmd = ezpz::setup_kill(app, kill, globals);
   try {
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
     ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
     if (test_cmd->parsed()) return ezpz::run_test(test, context);
+    if (doctor_cmd->parsed()) return ezpz::run_doctor(doctor, context);
     if (yeet_cmd->parsed()) return ezpz::run_yeet(yeet, context);
     if (kill_cmd->parsed()) return ezpz::run_kill(kill, context);
     std::fputs(app.help().c_str(), stdout);

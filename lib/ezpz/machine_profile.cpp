@@ -289,7 +289,13 @@ void check_cpu_bind(const Reader& r, const YAML::Node& node, const Where& at, co
     if (rule.broken(b)) r.fail(key_at, rule.what);
   }
   if (b.style != Style::list) return;  // only a list names cores
-  int cores = b.sockets * b.cores_per_socket;
+  // Two counts up to INT_MAX each: multiplied in 64 bits. Cores are numbered
+  // with ints, so a node with more cores than that cannot be bound.
+  const long long cores = static_cast<long long>(b.sockets) * b.cores_per_socket;
+  if (cores > INT_MAX) {
+    r.fail({key_line(node, "cores_per_socket", at.line), join_path(at.path, "cores_per_socket")},
+           fmt::format("sockets x cores_per_socket is {} cores, more than {}", cores, INT_MAX));
+  }
   for (std::size_t i = 0; i < b.reserved_cores.size(); ++i) {
     if (b.reserved_cores[i] < cores) continue;
     Where core_at{key_line(node, "reserved_cores", at.line),

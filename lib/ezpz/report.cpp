@@ -183,7 +183,8 @@ std::uint64_t fingerprint(const void* data, std::size_t bytes, std::uint64_t see
     h ^= h >> 29;
   }
   std::uint64_t tail = 0;
-  std::memcpy(&tail, p + i, bytes - i);
+  // memcpy from a null pointer is undefined even for 0 bytes (an empty tensor's data).
+  if (i < bytes) std::memcpy(&tail, p + i, bytes - i);
   h = (h ^ tail) * k_mul;
   return h ^ (h >> 32);
 }

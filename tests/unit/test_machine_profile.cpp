@@ -174,6 +174,14 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
       {L + "cpu_bind:\n  style: list\n  sockets: 1\n  cores_per_socket: 4\n  reserved_cores: [0, "
            "4]\n",
        "machines/x.yaml:6: cpu_bind.reserved_cores[1]: core 4 is not on the node (cores 0-3)"},
+      // Found by tests/fuzz (fuzz_machine_profile): the core count overflowed int.
+      {L + "cpu_bind:\n  style: list\n  sockets: 100000\n  cores_per_socket: 100000\n",
+       "machines/x.yaml:5: cpu_bind.cores_per_socket: sockets x cores_per_socket is 10000000000 "
+       "cores, more than 2147483647"},
+      {L + "cpu_bind:\n  style: list\n  sockets: 65536\n  cores_per_socket: 65536\n  "
+           "reserved_cores: [0]\n",
+       "machines/x.yaml:5: cpu_bind.cores_per_socket: sockets x cores_per_socket is 4294967296 "
+       "cores, more than 2147483647"},
       {L + "cpu_bind:\n  reserved_cores:\n    - 0\n    - one\n",
        "machines/x.yaml:5: cpu_bind.reserved_cores[1]: expected an integer, got \"one\""},
       {L + "cpu_bind:\n  depth: -8\n",

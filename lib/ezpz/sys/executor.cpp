@@ -1,6 +1,7 @@
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/world.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -202,12 +203,14 @@ struct LaunchHooks : bp::extend::handler {
   char** envp;
   bool* exec_failed;
   const sigset_t* ignored;
+  int stdout_fd;  // -1: inherited
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
     exec.cmd_line = argv;
     exec.env = envp;
     prepare_child_process(*ignored);
+    if (stdout_fd >= 0) ::dup2(stdout_fd, STDOUT_FILENO);
   }
   // Boost reports a failed execve through a pipe but leaves the dead child unreaped.
   template <class Executor>
@@ -229,11 +232,11 @@ Error spawn_error(const std::string& name, const std::string& path, const std::e
 }
 
 pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env& env,
-                     const sigset_t& ignored) {
+                     const sigset_t& ignored, int stdout_fd) {
   CStringArray argv(plan.argv);
   CStringArray envp(environment_strings(env));
   bool exec_failed = false;
-  LaunchHooks hooks{{}, argv.data(), envp.data(), &exec_failed, &ignored};
+  LaunchHooks hooks{{}, argv.data(), envp.data(), &exec_failed, &ignored, stdout_fd};
   std::error_code error;
   auto start = [&](auto&&... stdin_redirect) {
     return bp::child(bp::exe = path, hooks, error, stdin_redirect...);
@@ -281,6 +284,16 @@ class SignalForwarder {
       deadline_set_ = true;
       first_signal_ = sig;
     }
+  }
+
+  // ProcessOptions::timeout ran out: stop the job as a SIGTERM to ezpz would.
+  void time_out(milliseconds limit) {
+    if (killed_ || deadline_set_) return;
+    fmt::print(stderr, "ezpz: launcher still running after {}; sending SIGTERM\n", describe(limit));
+    kill_group(launcher_, SIGTERM);
+    deadline_ = Clock::now() + grace_;
+    deadline_set_ = true;
+    first_signal_ = SIGTERM;
   }
 
   void enforce_grace() {
@@ -350,16 +363,49 @@ std::optional<int> reap_if_exited(pid_t launcher, int stop_signal) {
   return exit_code_of(status, stop_signal);
 }
 
-int supervise(pid_t launcher, milliseconds grace, const sigset_t& ignored) {
+int supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ignored) {
   const sigset_t signals = supervised_signals(ignored);
-  SignalForwarder forwarder(launcher, grace);
+  SignalForwarder forwarder(launcher, options.grace);
+  const bool limited = options.timeout.count() > 0;
+  const Clock::time_point give_up = Clock::now() + options.timeout;
+  bool timed_out = false;
   while (true) {
-    const int sig = wait_for_signal(signals, forwarder.wait_budget());
+    milliseconds budget = forwarder.wait_budget();
+    if (limited && !timed_out) {
+      auto left = std::chrono::ceil<milliseconds>(give_up - Clock::now());
+      budget = std::clamp(left, milliseconds(0), budget);
+    }
+    const int sig = wait_for_signal(signals, budget);
     if (sig != 0 && sig != SIGCHLD) forwarder.handle(sig);
     if (auto code = reap_if_exited(launcher, forwarder.stop_signal())) return *code;
+    if (limited && !timed_out && Clock::now() >= give_up) {
+      forwarder.time_out(options.timeout);
+      timed_out = true;
+    }
     forwarder.enforce_grace();
   }
 }
+
+// The file the launcher's stdout goes to, opened for the spawn; -1 when inherited.
+class StdoutFile {
+ public:
+  explicit StdoutFile(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      throw Error(fmt::format("{}: {}", path, std::strerror(errno)), ExitCode::failure);
+    }
+  }
+  ~StdoutFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  StdoutFile(const StdoutFile&) = delete;
+  StdoutFile& operator=(const StdoutFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace
 
@@ -374,11 +420,12 @@ int ProcessExecutor::run(const LaunchPlan& plan) {
   const std::string path = resolve_launcher(plan.argv.front(), env);
   // Only once the launcher is known to exist: a failed launch leaves nothing behind.
   write_files(plan.files);
+  StdoutFile out(options_.stdout_path);
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
   const sigset_t ignored = inherited_ignored_signals();
   SupervisedSignalScope signal_scope(ignored);
-  const pid_t launcher = spawn_launcher(path, plan, env, ignored);
-  return supervise(launcher, options_.grace, ignored);
+  const pid_t launcher = spawn_launcher(path, plan, env, ignored, out.fd());
+  return supervise(launcher, options_, ignored);
 }
 
 }  // namespace ezpz::sys

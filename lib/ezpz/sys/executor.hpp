@@ -1,6 +1,7 @@
 #pragma once
 // The one runtime seam (ninja's CommandRunner): runs a LaunchPlan.
 #include <chrono>
+#include <string>
 
 #include "ezpz/env.hpp"
 #include "ezpz/plan.hpp"
@@ -19,6 +20,12 @@ struct ProcessOptions {
   // How long after a forwarded SIGINT/SIGTERM/SIGHUP the launcher's process
   // group gets SIGKILL if it is still alive; a second SIGINT escalates at once.
   std::chrono::milliseconds grace{std::chrono::seconds(10)};
+  // A launcher still running this long after it started is stopped as if ezpz
+  // had been sent SIGTERM (then SIGKILL after `grace`); zero: no limit.
+  std::chrono::milliseconds timeout{0};
+  // The launcher's stdout goes to this file (created or truncated, mode 0600)
+  // instead of ezpz's own; empty: inherited.
+  std::string stdout_path{};
 };
 
 // Spawns argv[0] (searched on PATH) without a shell, env = base + plan.env,

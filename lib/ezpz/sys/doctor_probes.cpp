@@ -1,0 +1,321 @@
+// The probes behind `ezpz doctor`: this node as it is. Each catches its own
+// failures and records them in the snapshot: doctor reports, it never stops.
+#include "ezpz/sys/doctor_probes.hpp"
+
+#include <arpa/inet.h>
+#include <fts.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+#include "ezpz/launchers.hpp"
+#include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/world.hpp"
+#include "ezpz/yeet.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Long enough for a healthy launcher to print its version, short enough for a hung one.
+constexpr milliseconds k_version_timeout{5000};
+// Name look-ups and the environment's size run beside ezpz-smoke's probe
+// (~0.6 s of loading libtorch) and must not outlast it.
+constexpr milliseconds k_lookup_timeout{500};
+constexpr milliseconds k_walk_limit{300};
+
+std::string errno_text(std::string_view where) {
+  return fmt::format("{}: {}", where, std::strerror(errno));
+}
+
+// ---- Host look-ups ------------------------------------------------------------
+
+std::string first_address(const addrinfo* info) {
+  char text[NI_MAXHOST] = {};
+  if (info == nullptr || ::getnameinfo(info->ai_addr, info->ai_addrlen, text, sizeof text, nullptr,
+                                       0, NI_NUMERICHOST) != 0) {
+    return "";
+  }
+  return text;
+}
+
+// The requests glibc works on in its own threads. A request that cannot be
+// cancelled at the deadline still writes into its gaicb, so they are then
+// left allocated: doctor exits moments later.
+struct Lookups {
+  addrinfo hints{};
+  std::vector<std::string> names;
+  std::vector<gaicb> blocks;
+  std::vector<gaicb*> pending;  // null once answered
+};
+
+void collect(Lookups& l, std::vector<doctor::HostLookup>& results, bool final) {
+  for (std::size_t i = 0; i < l.blocks.size(); ++i) {
+    if (l.pending[i] == nullptr) continue;
+    int rc = ::gai_error(&l.blocks[i]);
+    if (rc == EAI_INPROGRESS && !final) continue;
+    if (rc == EAI_INPROGRESS) {
+      results[i].result = doctor::HostLookup::Result::timed_out;
+      if (::gai_cancel(&l.blocks[i]) == EAI_CANCELED) l.pending[i] = nullptr;
+      continue;
+    }
+    results[i].result =
+        rc == 0 ? doctor::HostLookup::Result::resolved : doctor::HostLookup::Result::failed;
+    results[i].detail = rc == 0 ? first_address(l.blocks[i].ar_result) : ::gai_strerror(rc);
+    if (rc == 0) ::freeaddrinfo(l.blocks[i].ar_result);
+    l.pending[i] = nullptr;
+  }
+}
+
+bool all_answered(const Lookups& l) {
+  return std::all_of(l.pending.begin(), l.pending.end(), [](gaicb* p) { return p == nullptr; });
+}
+
+// ---- Storage for yeet -----------------------------------------------------------
+
+// du of `root` (apparent sizes, symlinks not followed) until `limit`; then a lower bound.
+void measure(doctor::StorageProbe& p, milliseconds limit) {
+  p.walk_limit_s = std::chrono::duration<double>(limit).count();
+  std::string root = p.source;
+  char* roots[] = {root.data(), nullptr};
+  std::unique_ptr<FTS, int (*)(FTS*)> walk(::fts_open(roots, FTS_PHYSICAL | FTS_NOCHDIR, nullptr),
+                                           ::fts_close);
+  if (!walk) {
+    p.walk_error = errno_text(p.source);
+    return;
+  }
+  const Clock::time_point stop = Clock::now() + limit;
+  while (FTSENT* entry = ::fts_read(walk.get())) {
+    if ((entry->fts_info == FTS_NS || entry->fts_info == FTS_DNR) && entry->fts_level == 0) {
+      p.walk_error = fmt::format("{}: {}", p.source, std::strerror(entry->fts_errno));
+      return;
+    }
+    if (entry->fts_info == FTS_F || entry->fts_info == FTS_SL) {
+      p.source_bytes += static_cast<std::uint64_t>(entry->fts_statp->st_size);
+      ++p.source_files;
+    }
+    if (p.source_files % 256 == 0 && Clock::now() >= stop) {
+      p.walk_capped = true;
+      return;
+    }
+  }
+}
+
+doctor::StorageProbe probe_storage(const Env& env) {
+  doctor::StorageProbe p;
+  doctor::YeetTarget target = doctor::yeet_target(env);
+  p.source = target.source;
+  p.destination = target.destination;
+  p.directory = target.directory;
+  struct statvfs info {};
+  if (::statvfs(p.directory.c_str(), &info) != 0) {
+    p.error = errno_text(p.directory);
+    return p;
+  }
+  p.free_bytes = static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize;
+  p.writable = ::access(p.directory.c_str(), W_OK) == 0;
+  if (!p.source.empty()) measure(p, k_walk_limit);
+  return p;
+}
+
+// ---- Limits, port, Python, .netrc -------------------------------------------------
+
+std::vector<doctor::Limit> probe_limits() {
+  const std::array<std::pair<const char*, int>, 3> k_resources = {{
+      {"open files", RLIMIT_NOFILE},
+      {"processes", RLIMIT_NPROC},
+      {"locked memory", RLIMIT_MEMLOCK},
+  }};
+  auto value = [](rlim_t v) {
+    return v == RLIM_INFINITY ? std::nullopt : std::optional<std::uint64_t>(v);
+  };
+  std::vector<doctor::Limit> limits;
+  for (const auto& [name, resource] : k_resources) {
+    rlimit limit{};
+    if (::getrlimit(resource, &limit) != 0) continue;
+    limits.push_back({name, value(limit.rlim_cur), value(limit.rlim_max)});
+  }
+  return limits;
+}
+
+// MASTER_PORT as rank 0's TCPStore binds it (SO_REUSEADDR, any address).
+doctor::PortProbe bind_port(int port) {
+  doctor::PortProbe probe;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return {0, std::strerror(errno)};
+  int yes = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    probe.error = std::strerror(errno);
+  } else {
+    probe.port = port;
+  }
+  ::close(fd);
+  return probe;
+}
+
+doctor::PortProbe probe_port(const Env& env) {
+  if (auto text = get_nonempty(env, "MASTER_PORT")) {
+    auto port = parse_count(*text);
+    if (!port || *port < 1 || *port > 65535) return {};  // the check names the bad value
+    return bind_port(static_cast<int>(*port));
+  }
+  try {
+    return {find_free_port(), ""};
+  } catch (const Error& error) {
+    return {0, error.what()};
+  }
+}
+
+doctor::PythonProbe probe_python(const Env& env) {
+  doctor::PythonProbe p;
+  p.python3 = find_program("python3", env).value_or("");
+  p.prefix = yeet::default_source(env).value_or("");
+  if (p.prefix.empty()) return p;
+  struct statfs info {};
+  if (::statfs(p.prefix.c_str(), &info) != 0) {
+    p.error = errno_text(p.prefix);
+  } else {
+    p.filesystem_magic = static_cast<std::int64_t>(info.f_type);
+  }
+  return p;
+}
+
+// Only whether W&B has a login there: the file's secrets are never kept.
+bool netrc_has_wandb(const Env& env) {
+  std::optional<std::string> path = get_nonempty(env, "NETRC");
+  if (!path) {
+    auto home = get_nonempty(env, "HOME");
+    if (!home) return false;
+    path = *home + "/.netrc";
+  }
+  auto text = read_file_if_present(*path);
+  return text && doctor::netrc_has_machine(*text, "api.wandb.ai");
+}
+
+void probe_profiles(doctor::Snapshot& s) {
+  try {
+    s.profile_files = read_profile_files(s.env);
+  } catch (const std::exception& error) {
+    s.profiles_error = error.what();
+  }
+}
+
+// Finds the launcher the plan would use and starts its --version.
+std::optional<std::future<doctor::ProgramRun>> start_launcher_probe(doctor::Snapshot& s) {
+  doctor::Derived d = doctor::derive(s);
+  if (!d.profile || !is_known_launcher(d.launcher)) return std::nullopt;
+  s.launcher_program = doctor::launcher_program(d.launcher);
+  s.launcher_path = find_program(s.launcher_program, s.env);
+  if (!s.launcher_path || d.launcher == "torchrun") return std::nullopt;
+  return start_program({*s.launcher_path, "--version"}, s.env, k_version_timeout);
+}
+
+}  // namespace
+
+std::vector<doctor::HostLookup> resolve_hosts(const std::vector<std::string>& hosts,
+                                              milliseconds timeout) {
+  std::vector<doctor::HostLookup> results(hosts.size());
+  for (std::size_t i = 0; i < hosts.size(); ++i) results[i].host = hosts[i];
+  if (hosts.empty()) return results;
+  auto l = std::make_unique<Lookups>();
+  l->hints.ai_family = AF_UNSPEC;
+  l->hints.ai_socktype = SOCK_STREAM;
+  l->blocks.resize(hosts.size());
+  l->names = hosts;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    l->blocks[i].ar_name = l->names[i].c_str();
+    l->blocks[i].ar_request = &l->hints;
+    l->pending.push_back(&l->blocks[i]);
+  }
+  if (::getaddrinfo_a(GAI_NOWAIT, l->pending.data(), static_cast<int>(hosts.size()), nullptr) !=
+      0) {
+    for (auto& r : results)
+      r = {r.host, doctor::HostLookup::Result::failed, "getaddrinfo_a failed"};
+    return results;
+  }
+  const Clock::time_point deadline = Clock::now() + timeout;
+  // Polled, not gai_suspend(): glibc 2.36's gai_suspend can return while a
+  // helper thread is about to signal the waiter it left on its stack (seen
+  // here as a crash in __gai_notify, about 1 run in 40).
+  for (collect(*l, results, false); !all_answered(*l) && Clock::now() < deadline;
+       collect(*l, results, false)) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  collect(*l, results, true);
+  if (!all_answered(*l)) l.release();  // glibc still writes into them (see Lookups)
+  return results;
+}
+
+void probe_node(doctor::Snapshot& s) {
+  auto storage = std::async(std::launch::async, probe_storage, std::cref(s.env));
+  std::vector<std::string> hosts = s.allocation ? s.allocation->hosts : std::vector<std::string>{};
+  s.lookup_timeout_s = std::chrono::duration<double>(k_lookup_timeout).count();
+  auto lookups = std::async(std::launch::async, resolve_hosts, hosts, k_lookup_timeout);
+  probe_profiles(s);
+  auto version = start_launcher_probe(s);
+  s.limits = probe_limits();
+  s.port = probe_port(s.env);
+  s.python = probe_python(s.env);
+  s.netrc_has_wandb = netrc_has_wandb(s.env);
+  if (version) s.launcher_version = version->get();
+  s.lookups = lookups.get();
+  s.storage = storage.get();
+}
+
+ProbeLaunch run_probe_launch(const LaunchPlan& plan, const Env& env, milliseconds timeout,
+                             const std::string& output_path) {
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(output_path).parent_path(), ignored);
+  ProcessOptions options;
+  options.grace = std::chrono::seconds(5);
+  options.timeout = timeout;
+  options.stdout_path = output_path;
+  const Clock::time_point started = Clock::now();
+  ProbeLaunch launch;
+  launch.status = ProcessExecutor(env, options).run(plan);
+  launch.timed_out = Clock::now() - started >= timeout;
+  launch.output = read_file_if_present(output_path).value_or("");
+  std::filesystem::remove(output_path, ignored);
+  return launch;
+}
+
+bool stdout_is_terminal() {
+  return ::isatty(STDOUT_FILENO) == 1;
+}
+
+std::string current_user(const Env& env) {
+  if (auto user = first_nonempty(env, {"USER", "LOGNAME"})) return user->second;
+  std::array<char, 4096> buffer{};
+  passwd entry{};
+  passwd* found = nullptr;
+  if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return "";
+  }
+  return found->pw_name;
+}
+
+}  // namespace ezpz::sys
