@@ -13,4 +13,9 @@ namespace ezpz {
 std::string find_bundled_program(const Context& context, std::string_view name,
                                  std::string_view how_to_build);
 
+// The path of bundled program `name` without requiring it: where it is, else
+// where it would be beside ezpz. For plans that name a helper they may never
+// run (ezpz-rankenv under --dry-run or --no-rank-env).
+std::string bundled_program_path(const Context& context, std::string_view name);
+
 }  // namespace ezpz

@@ -8,7 +8,7 @@ namespace ezpz {
 
 struct Context {
   Env env;               // the process environment, captured once
-  std::string self_dir;  // directory of the ezpz binary: helpers live beside it
+  std::string self_dir;  // directory of the ezpz binary: helpers are found from it (bundled.hpp)
 };
 
 }  // namespace ezpz

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "bundled.hpp"
+
 #include "ezpz/env.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/hostlist.hpp"
@@ -181,7 +183,7 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
                              [&env] { return sys::probe_local_accelerators(env); });
   log::debug("ranks per host: {} ({})", slots.count, slots.source);
   return {PlanInputs{allocation, profile, slots, master_port(env),
-                     context.self_dir + "/ezpz-rankenv", run_dir(env), env},
+                     bundled_program_path(context, "ezpz-rankenv"), run_dir(env), env},
           std::string(to_string(scheduler.kind)), choice.rule};
 }
 

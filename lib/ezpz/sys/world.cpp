@@ -172,13 +172,21 @@ std::optional<std::string> run_captured(std::vector<std::string> argv, const Env
 
 // ---- Profile search path ---------------------------------------------------
 
-// The search path as configured, lowest precedence first.
+// The search path as configured, lowest precedence first. The bundled
+// profiles are found relative to the binary (PREFIX/bin/../share/ezpz/machines),
+// so an installed tree works wherever it is moved; the checkout the binary was
+// built from counts only when there are none (a build tree), never for an
+// installed copy.
 std::vector<std::string> profile_dirs(const Env& env) {
   std::vector<std::string> dirs;
+  std::string installed = self_directory() + "/../share/ezpz/machines";
 #ifdef EZPZ_SOURCE_MACHINES_DIR
-  dirs.emplace_back(EZPZ_SOURCE_MACHINES_DIR);
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(installed, ignored)) {
+    dirs.emplace_back(EZPZ_SOURCE_MACHINES_DIR);
+  }
 #endif
-  dirs.push_back(self_directory() + "/../share/ezpz/machines");
+  dirs.push_back(std::move(installed));
   if (auto config = get_nonempty(env, "XDG_CONFIG_HOME")) {
     dirs.push_back(*config + "/ezpz/machines");
   } else if (auto home = get_nonempty(env, "HOME")) {
