@@ -13,6 +13,7 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
   // Everything from the first word that is not an ezpz option is the command.
   cmd->prefix_command();
   add_plan_options(*cmd, o.plan);
+  add_attempt_options(*cmd, o.attempts);
   cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
   cmd->footer(
       "Command: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]\n\n"
@@ -22,6 +23,7 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
       "  ezpz launch --nhosts 2 --exclude x4102c5s2b0n0 -- python3 train.py\n"
       "  ezpz launch -x NCCL_DEBUG=INFO --launcher-arg=--verbose -- ./a.out\n"
       "  ezpz launch --dry-run --json -- python3 train.py\n"
+      "  ezpz launch --spares 2 --idle-timeout 600 -- python3 train.py\n"
       "Everything after '--' (or from the first word that is not an option above) is the\n"
       "command, passed to every rank exactly as written.");
   return cmd;
@@ -49,7 +51,7 @@ std::vector<std::string> command_words(const LaunchOptions& o) {
 int run_launch(const LaunchOptions& o, const Context& context) {
   PreparedLaunch prepared = prepare_launch(o.plan, command_words(o), context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);
-  return run_plan(prepared, context);
+  return run_attempts(o.attempts, prepared, context);
 }
 
 }  // namespace ezpz

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "attempt_loop.hpp"
 #include "options.hpp"
 #include "plan_options.hpp"
 
@@ -13,6 +14,7 @@ namespace ezpz {
 
 struct LaunchOptions {
   PlanOptions plan;
+  AttemptOptions attempts;
   std::vector<std::string> command;  // words from the first non-option word, before any "--"
   std::optional<std::vector<std::string>> after_double_dash;
 };

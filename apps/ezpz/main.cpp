@@ -6,6 +6,7 @@
 #include "cmd_doctor.hpp"
 #include "cmd_kill.hpp"
 #include "cmd_launch.hpp"
+#include "cmd_runs.hpp"
 #include "cmd_test.hpp"
 #include "cmd_yeet.hpp"
 #include "context.hpp"
@@ -23,12 +24,14 @@ int main(int argc, char** argv) {
   ezpz::DoctorOptions doctor;
   ezpz::YeetOptions yeet;
   ezpz::KillOptions kill;
+  ezpz::RunsOptions runs;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
   CLI::App* doctor_cmd = ezpz::setup_doctor(app, doctor, globals);
   CLI::App* yeet_cmd = ezpz::setup_yeet(app, yeet, globals);
   CLI::App* kill_cmd = ezpz::setup_kill(app, kill, globals);
+  CLI::App* runs_cmd = ezpz::setup_runs(app, runs, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
     if (doctor_cmd->parsed()) return ezpz::run_doctor(doctor, context);
     if (yeet_cmd->parsed()) return ezpz::run_yeet(yeet, context);
     if (kill_cmd->parsed()) return ezpz::run_kill(kill, context);
+    if (runs_cmd->parsed()) return ezpz::run_runs(runs, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::Success& e) {

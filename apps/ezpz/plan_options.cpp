@@ -1,5 +1,7 @@
 #include "plan_options.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "bundled.hpp"
@@ -201,8 +203,27 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   PlannedLaunch planned = plan_launch(request, gathered.inputs);
   log::debug("layout: {} ranks = {} hosts x {} per host", planned.topology.world_size,
              planned.topology.nhosts, planned.topology.ppn);
-  return {planned, PlanContext{gathered.scheduler, gathered.inputs.profile.name,
-                               gathered.inputs.allocation.job_id}};
+  PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
+                           gathered.inputs.allocation.job_id};
+  return {std::move(planned), std::move(plan_context), std::move(request),
+          std::move(gathered.inputs)};
+}
+
+std::vector<std::string> available_hosts(const PreparedLaunch& prepared) {
+  return select_hosts(prepared.inputs.allocation.hosts, prepared.request.excluded);
+}
+
+PlannedLaunch plan_on_hosts(const PreparedLaunch& prepared, const std::vector<std::string>& hosts) {
+  LaunchRequest request = prepared.request;
+  for (const std::string& host : prepared.inputs.allocation.hosts) {
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) request.excluded.push_back(host);
+  }
+  return plan_launch(request, prepared.inputs);
+}
+
+LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id) {
+  plan.env.emplace_back(std::string(kill::k_run_id_variable), run_id);
+  return plan;
 }
 
 int print_plan(const PlanOptions& o, const PreparedLaunch& prepared) {
@@ -217,12 +238,9 @@ int run_plan(const PreparedLaunch& prepared, const Context& context) {
   if (log::enabled(log::Level::info)) {
     log::info("running: {}", render_command(prepared.planned.plan));
   }
-  // The launcher and every rank inherit the run's id: `ezpz kill` finds them by it.
-  LaunchPlan plan = prepared.planned.plan;
   std::string run_id = sys::make_run_id(sys::hostname());
-  plan.env.emplace_back(std::string(kill::k_run_id_variable), run_id);
   log::info("run id: {}", run_id);
-  return sys::ProcessExecutor(context.env).run(plan);
+  return sys::ProcessExecutor(context.env).run(tagged_plan(prepared.planned.plan, run_id));
 }
 
 }  // namespace ezpz

@@ -53,7 +53,17 @@ void plan_one_rank_per_host(PlanOptions& options);
 struct PreparedLaunch {
   PlannedLaunch planned;
   PlanContext context;  // scheduler, machine, job id: for --json
+  // What the plan was made from, so that a later attempt can be planned on
+  // other hosts without gathering the world again (--spares).
+  LaunchRequest request;
+  PlanInputs inputs;
 };
+
+// The allocation's hosts the request may use (after --exclude, --exclude-file).
+std::vector<std::string> available_hosts(const PreparedLaunch& prepared);
+
+// The same launch planned on `hosts` only (the allocation's others excluded).
+PlannedLaunch plan_on_hosts(const PreparedLaunch& prepared, const std::vector<std::string>& hosts);
 
 // Gathers the world and plans `command` (pure planning on gathered values).
 PreparedLaunch prepare_launch(const PlanOptions& options, std::vector<std::string> command,
@@ -64,5 +74,9 @@ int print_plan(const PlanOptions& options, const PreparedLaunch& prepared);
 
 // Runs the plan; returns the launcher's exit status (128+N for signal N).
 int run_plan(const PreparedLaunch& prepared, const Context& context);
+
+// The plan as run: with the run's id (EZPZ_RUN_ID) added to its environment,
+// which is how `ezpz kill` finds the launcher and every rank.
+LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id);
 
 }  // namespace ezpz

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <csignal>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
+#include "ezpz/allocation.hpp"
 
 namespace ezpz {
 namespace {
@@ -23,37 +25,148 @@ constexpr std::array<std::pair<Ending, std::string_view>, 7> k_ending_names = {{
     {Ending::interrupted, "interrupted"},
 }};
 
-// Every host the patterns name in `output`, first seen first, once each.
-std::vector<std::string> scrape_hosts(std::string_view output,
-                                      const std::vector<BadNodePattern>& patterns) {
-  std::vector<std::string> hosts;
+// How each launcher reports a rank that failed: capture groups by index, 0 where absent. Hydra
+// puts its words on the line after the one naming the process (`what_regex`, group 1).
+struct LauncherReport {
+  std::string_view regex;
+  int host, ranks, pid, what;
+  bool (*died_of_signal)(std::string_view what);
+  std::string_view what_regex = {};
+};
+
+bool srun_signal(std::string_view what) { return !what.starts_with("Exited with exit code"); }
+// Hydra prints its block only for a rank that ended abnormally: MPICH 4.0 as
+// "EXIT CODE: 9" (the signal's number), later versions as "KILLED BY SIGNAL: 9 (Killed)".
+bool always(std::string_view) { return true; }
+bool signal_word(std::string_view what) { return what.find("signal") != std::string_view::npos; }
+
+const std::array<LauncherReport, 4> k_launcher_reports = {{
+    // srun: error: n02: task 1: Killed / tasks 0-3: Exited with exit code 3
+    {R"(^srun: error: (\S+): tasks? ([0-9,-]+): (.+)$)", 1, 2, 0, 3, srun_signal},
+    // Hydra: =   [RANK 1 ]PID 7304 RUNNING AT n02 / =   EXIT CODE: 9
+    {R"(^=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)\s*$)", 3, 1, 2, 0, always,
+     R"(^=\s+((?:EXIT CODE|KILLED BY SIGNAL): .*?)\s*$)"},
+    // Open MPI: mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9 (Killed).
+    {R"(process rank (\d+) with PID (\d+) on node (\S+) (exited on signal [^.]*))", 3, 1, 2, 4,
+     always},
+    // Cray PALS: x1000c0s0b0n0: rank 3 died from signal 9 / rank 3 exited with code 1
+    {R"(^(\S+): rank (\d+) (died from signal \d+|exited with code \d+))", 1, 2, 0, 3, signal_word},
+}};
+
+// Regular expressions see one line at a time, and at most this much of it: libstdc++'s matcher
+// recurses per character, and a rank may print a megabyte without a newline.
+constexpr std::size_t k_max_line = 4096;
+
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    lines.push_back(text.substr(0, std::min(end, k_max_line)));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return lines;
+}
+
+bool search(std::string_view line, const std::regex& regex, std::cmatch& match) {
+  return std::regex_search(line.data(), line.data() + line.size(), match, regex);
+}
+
+std::string group(const std::cmatch& match, int index) {
+  return index > 0 && match[index].matched ? match[index].str() : "";
+}
+
+struct CompiledReport {
+  const LauncherReport* report;
+  std::regex regex;
+  std::regex what_regex;
+};
+
+const std::vector<CompiledReport>& compiled_reports() {
+  static const std::vector<CompiledReport> compiled = [] {
+    std::vector<CompiledReport> all;
+    for (const LauncherReport& r : k_launcher_reports) {
+      all.push_back({&r, std::regex(r.regex.begin(), r.regex.end()),
+                     std::regex(r.what_regex.begin(), r.what_regex.end())});
+    }
+    return all;
+  }();
+  return compiled;
+}
+
+// The report `line` (followed by `next`) makes, if it makes one.
+std::optional<FailedRank> report_in(std::string_view line, std::string_view next) {
+  std::cmatch m;
+  for (const CompiledReport& c : compiled_reports()) {
+    if (!search(line, c.regex, m)) continue;
+    const LauncherReport& r = *c.report;
+    std::string what = group(m, r.what);
+    std::cmatch w;
+    if (!r.what_regex.empty() && search(next, c.what_regex, w)) what = w[1].str();
+    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false};
+    rank.died_of_signal = r.died_of_signal(rank.what);
+    return rank;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<FailedRank> failed_ranks(std::string_view output) {
+  std::vector<FailedRank> ranks;
+  const std::vector<std::string_view> lines = lines_of(output);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view next = i + 1 < lines.size() ? lines[i + 1] : std::string_view();
+    if (auto rank = report_in(lines[i], next)) ranks.push_back(std::move(*rank));
+  }
+  return ranks;
+}
+
+std::string describe(const FailedRank& rank) {
+  std::string who = rank.ranks.empty() ? "a rank"
+                    : rank.ranks.find_first_of(",-") == std::string::npos
+                        ? fmt::format("rank {}", rank.ranks)
+                        : fmt::format("ranks {}", rank.ranks);
+  if (!rank.pid.empty()) who += fmt::format(" (pid {})", rank.pid);
+  return fmt::format("{} on {}: {}", who, rank.host, rank.what);
+}
+
+std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host) {
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (short_host_name(hosts[i]) != short_host_name(host)) continue;
+    const std::size_t first = i * static_cast<std::size_t>(ppn);
+    return ppn == 1 ? std::to_string(first) : fmt::format("{}-{}", first, first + ppn - 1);
+  }
+  return "";
+}
+
+BadNodeMatcher::BadNodeMatcher(const std::vector<BadNodePattern>& patterns) {
   for (const BadNodePattern& pattern : patterns) {
-    std::regex regex;
     try {
-      regex = std::regex(pattern.regex, std::regex::ECMAScript | std::regex::multiline);
+      regexes_.emplace_back(pattern.regex, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
       throw Error(fmt::format("bad_node_patterns {}: invalid regular expression: {}", pattern.name,
                               e.what()));
     }
-    for (std::cregex_iterator it(output.data(), output.data() + output.size(), regex), end;
-         it != end; ++it) {
-      if (it->size() < 2 || !(*it)[1].matched) continue;
-      std::string host = (*it)[1].str();
+  }
+}
+
+std::vector<std::string> BadNodeMatcher::hosts_in(std::string_view text) const {
+  std::vector<std::string> hosts;
+  std::cmatch m;
+  for (std::string_view line : lines_of(text)) {
+    for (const std::regex& regex : regexes_) {
+      if (!search(line, regex, m) || m.size() < 2 || !m[1].matched) continue;
+      std::string host = m[1].str();
       if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
     }
   }
   return hosts;
 }
 
-Classification signal_ending(const AttemptFacts& f) {
-  // At walltime the scheduler sends SIGTERM to the job: pass it on, say so, stop.
-  if (f.forwarded_signal == SIGTERM && f.scheduler_job) {
-    return {Ending::walltime, {}, "SIGTERM inside the job: walltime (or the job was cancelled)"};
-  }
-  return {Ending::interrupted, {}, fmt::format("interrupted by signal {}", f.forwarded_signal)};
+std::vector<std::string> scrape_bad_hosts(std::string_view output,
+                                          const std::vector<BadNodePattern>& patterns) {
+  return BadNodeMatcher(patterns).hosts_in(output);
 }
-
-}  // namespace
 
 std::string_view to_string(Ending ending) {
   for (const auto& [value, name] : k_ending_names) {
@@ -62,27 +175,59 @@ std::string_view to_string(Ending ending) {
   return "?";
 }
 
-Classification classify_attempt(const AttemptFacts& f, const std::vector<BadNodePattern>& patterns) {
-  if (f.interrupted) return signal_ending(f);
-  if (f.watchdog == Watchdog::timeout) return {Ending::timeout, {}, "the --timeout limit passed"};
-  if (f.watchdog == Watchdog::idle) {
-    return {Ending::hang, {}, "no output from any rank for --idle-timeout"};
+namespace {
+
+Classification signal_ending(const AttemptFacts& f) {
+  // At walltime the scheduler sends SIGTERM to the job: pass it on, say so, stop.
+  if (f.forwarded_signal == SIGTERM && f.scheduler_job) {
+    return {Ending::walltime, {}, {}, "SIGTERM inside the job: walltime (or the job was cancelled)"};
   }
-  if (f.exit_status == 0) return {Ending::success, {}, "exit status 0"};
-  std::vector<std::string> hosts = scrape_hosts(f.output, patterns);
-  if (!hosts.empty()) {
-    std::string names;
-    for (const std::string& host : hosts) names += (names.empty() ? "" : ", ") + host;
-    return {Ending::bad_node, hosts, fmt::format("exit status {}; bad node: {}", f.exit_status, names)};
+  return {Ending::interrupted, {}, {}, fmt::format("interrupted by signal {}", f.forwarded_signal)};
+}
+
+// Without a named bad node and without the watchdog: the launcher's own words decide, else its
+// exit status. A rank killed by a signal is the machine's doing more often than the job's.
+Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed) {
+  if (!failed.empty()) {
+    const FailedRank& first = failed.front();
+    const Ending ending = first.died_of_signal ? Ending::bad_node : Ending::application_error;
+    std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
+    return {ending, {}, std::move(failed), std::move(reason)};
   }
-  // A rank killed by a signal is the machine's doing more often than the job's.
-  if (f.exit_status > 128) {
-    return {Ending::bad_node, {},
+  // 129-192: 128+N for signal N; 255 is a launcher's own "something failed".
+  if (f.exit_status > 128 && f.exit_status <= 128 + 64) {
+    return {Ending::bad_node, {}, {},
             fmt::format("exit status {}: a rank died of signal {}; no node named", f.exit_status,
                         f.exit_status - 128)};
   }
-  return {Ending::application_error, {},
+  return {Ending::application_error, {}, {},
           fmt::format("exit status {}: the job's own failure", f.exit_status)};
+}
+
+}  // namespace
+
+Classification classify_attempt(const AttemptFacts& f, const std::vector<BadNodePattern>& patterns) {
+  if (f.interrupted) return signal_ending(f);
+  if (f.exit_status == 0 && f.watchdog == Watchdog::none) return {Ending::success, {}, {}, "exit status 0"};
+  std::vector<FailedRank> failed = failed_ranks(f.output);
+  for (FailedRank& rank : failed) {
+    if (rank.ranks.empty() && f.ppn > 0) rank.ranks = ranks_on_host(f.hosts, f.ppn, rank.host);
+  }
+  // A named bad node explains a hang or a timeout too: it comes first.
+  std::vector<std::string> hosts = scrape_bad_hosts(f.output, patterns);
+  if (!hosts.empty()) {
+    std::string names;
+    for (const std::string& host : hosts) names += (names.empty() ? "" : ", ") + host;
+    return {Ending::bad_node, hosts, std::move(failed),
+            fmt::format("exit status {}; bad node: {}", f.exit_status, names)};
+  }
+  if (f.watchdog == Watchdog::timeout) {
+    return {Ending::timeout, {}, std::move(failed), "the --timeout limit passed"};
+  }
+  if (f.watchdog == Watchdog::idle) {
+    return {Ending::hang, {}, std::move(failed), "no output from any rank for --idle-timeout"};
+  }
+  return by_failed_ranks(f, std::move(failed));
 }
 
 bool worth_retrying(Ending ending) {
@@ -103,6 +248,22 @@ NodePool split_pool(const std::vector<std::string>& hosts, int spares) {
   return {{hosts.begin(), split}, {split, hosts.end()}, {}};
 }
 
+NodePool plan_pool(const std::vector<std::string>& planned, const std::vector<std::string>& available,
+                   int spares) {
+  std::vector<std::string> candidates = planned;
+  for (const std::string& host : available) {
+    if (std::find(planned.begin(), planned.end(), host) == planned.end()) candidates.push_back(host);
+  }
+  NodePool pool = split_pool(candidates, spares);
+  // Hosts beyond the plan and the spares stay out of the job, as without --spares.
+  if (pool.active.size() > planned.size()) {
+    pool.spares.insert(pool.spares.begin(), pool.active.begin() + planned.size(), pool.active.end());
+    pool.active.resize(planned.size());
+    pool.spares.resize(spares);
+  }
+  return pool;
+}
+
 std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std::string>& bad) {
   std::vector<std::string> swaps;
   auto swap_out = [&](std::vector<std::string>::iterator host) {
@@ -113,7 +274,9 @@ std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std
     *host = spare;
   };
   for (const std::string& name : bad) {
-    auto host = std::find(pool.active.begin(), pool.active.end(), name);
+    auto host = std::find_if(pool.active.begin(), pool.active.end(), [&](const std::string& h) {
+      return short_host_name(h) == short_host_name(name);
+    });
     if (host == pool.active.end() || pool.spares.empty()) continue;
     swap_out(host);
   }

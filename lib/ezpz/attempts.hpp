@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ezpz/machine_profile.hpp"
+
 namespace ezpz {
 
 enum class Ending {
@@ -22,8 +24,9 @@ enum class Ending {
 };
 std::string_view to_string(Ending ending);
 
-// Why the watchdog stopped the attempt, if it did.
-enum class Watchdog { none, timeout, idle };
+// Why ezpz stopped the attempt, if it did: a limit, or a bad-node signature
+// seen on the launcher's stderr (no point waiting for the hang that follows).
+enum class Watchdog { none, timeout, idle, signature };
 
 struct AttemptFacts {
   int exit_status = 0;       // as ezpz reports it: 128+N for signal N
@@ -32,20 +35,58 @@ struct AttemptFacts {
   bool scheduler_job = false;  // inside a PBS/Slurm job: SIGTERM means walltime
   Watchdog watchdog = Watchdog::none;
   std::string output;        // the attempt's combined output (or its tail)
+  // The attempt's hosts and ranks per host: names the rank of a failure report
+  // that gives only the host (MPICH 4.0's Hydra). Empty: not filled in.
+  std::vector<std::string> hosts = {};
+  int ppn = 0;
 };
 
-// A machine's bad-node signature: a regular expression over the job's output
-// whose first capture group is the host (machine profiles: bad_node_patterns).
-struct BadNodePattern {
-  std::string name;
-  std::string regex;
+// A rank the launcher reported as failed (srun, Hydra, Open MPI, PALS reports).
+struct FailedRank {
+  std::string host;
+  std::string ranks;  // "1", "0-3", "0,2"; empty when the launcher did not say
+  std::string pid;    // Hydra names the process
+  std::string what;   // the launcher's words: "Killed", "Exited with exit code 3"
+  bool died_of_signal = false;
+  bool operator==(const FailedRank&) const = default;
 };
+
+// Every failure report of a launcher in `output`, in order: the first is the
+// cause, the rest are usually the job being torn down because of it.
+std::vector<FailedRank> failed_ranks(std::string_view output);
+
+// "rank 1 on n02: Killed": how logs and error lines name a failed rank.
+std::string describe(const FailedRank& rank);
+
+// The ranks a block placement (`ppn` per host, hosts in order) puts on
+// `host`: "2" or "4-7"; empty when the host is not in the list. Fills in the
+// rank for launchers that name only the host and pid (MPICH 4.0's Hydra).
+std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host);
 
 struct Classification {
   Ending ending = Ending::success;
   std::vector<std::string> bad_hosts;  // first-seen order, deduplicated
+  std::vector<FailedRank> failed;      // as the launcher reported them
   std::string reason;                  // one line, for logs and verdict.json
 };
+
+// The patterns, compiled once: what watches the launcher's stderr line by line.
+class BadNodeMatcher {
+ public:
+  // Throws Error naming a pattern that does not compile.
+  explicit BadNodeMatcher(const std::vector<BadNodePattern>& patterns);
+  // The hosts the patterns name in `text` (first capture group), first seen first, once each.
+  // Matched line by line, each line's first 4 KiB.
+  std::vector<std::string> hosts_in(std::string_view text) const;
+  bool empty() const { return regexes_.empty(); }
+
+ private:
+  std::vector<std::regex> regexes_;
+};
+
+// BadNodeMatcher(patterns).hosts_in(output).
+std::vector<std::string> scrape_bad_hosts(std::string_view output,
+                                          const std::vector<BadNodePattern>& patterns);
 
 // Throws Error naming the pattern when a regex does not compile.
 Classification classify_attempt(const AttemptFacts& facts,
@@ -67,6 +108,12 @@ struct NodePool {
 // The first `active` hosts run the job; the next `spares` wait. Throws Error
 // when the allocation is too small.
 NodePool split_pool(const std::vector<std::string>& hosts, int spares);
+
+// The pool for --spares: the plan's hosts stay active, and the spares are the
+// allocation's hosts the plan leaves unused, then (when those are too few)
+// the plan's last hosts. Throws Error when no host would stay active.
+NodePool plan_pool(const std::vector<std::string>& planned, const std::vector<std::string>& available,
+                   int spares);
 
 // Swaps each named bad host that is active for the next spare; with no host
 // named (or none of them active), rotates the first active host out. Returns

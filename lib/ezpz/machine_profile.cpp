@@ -13,6 +13,7 @@
 #include <climits>
 #include <filesystem>
 #include <functional>
+#include <regex>
 #include <map>
 #include <span>
 #include <utility>
@@ -337,8 +338,31 @@ void reject_name(const Reader& r, const YAML::Node&, const Where& at, MachinePro
   r.fail(at, fmt::format("not allowed: the name is the file name (\"{}\")", p.name));
 }
 
+constexpr std::size_t k_max_pattern = 1000;
+
+// name: regex, compiled here so that a broken one is reported with its file and line.
+std::vector<BadNodePattern> read_bad_node_patterns(const Reader& r, const YAML::Node& node,
+                                                   const Where& at) {
+  std::vector<BadNodePattern> patterns;
+  for_each_entry(r, node, at, [&](const Entry& e) {
+    std::string regex = read_string(r, e.value, e.at);
+    // libstdc++ compiles a regex recursively: a bound keeps a hostile profile from its stack.
+    if (regex.size() > k_max_pattern) {
+      r.fail(e.at, fmt::format("longer than {} characters", k_max_pattern));
+    }
+    try {
+      std::regex compiled(regex, std::regex::ECMAScript);
+      if (compiled.mark_count() < 1) r.fail(e.at, "expected a capture group for the host");
+    } catch (const std::regex_error& error) {
+      r.fail(e.at, fmt::format("invalid regular expression: {}", error.what()));
+    }
+    patterns.push_back({e.key, std::move(regex)});
+  });
+  return patterns;
+}
+
 using P = MachineProfile;
-constexpr std::array<Field<MachineProfile>, 14> k_profile_fields = {{
+constexpr std::array<Field<MachineProfile>, 15> k_profile_fields = {{
     {"description", assign<&P::description, read_string>},
     {"match", assign<&P::match, read_match>},
     {"scheduler", assign<&P::scheduler, read_scheduler>},
@@ -352,6 +376,7 @@ constexpr std::array<Field<MachineProfile>, 14> k_profile_fields = {{
     {"mpi_launcher_args", assign<&P::mpi_launcher_args, read_list<read_string>>},
     {"network_suffix", assign<&P::network_suffix, read_suffix>},
     {"master_addr", assign<&P::master_addr, read_string>},
+    {"bad_node_patterns", assign<&P::bad_node_patterns, read_bad_node_patterns>},
     {"name", reject_name},
 }};
 

@@ -28,6 +28,14 @@ struct MachineMatch {
   bool operator==(const MachineMatch&) const = default;
 };
 
+// A machine's bad-node signature: a regular expression (ECMAScript) over the
+// launcher's output whose first capture group is the bad host.
+struct BadNodePattern {
+  std::string name;
+  std::string regex;
+  bool operator==(const BadNodePattern&) const = default;
+};
+
 struct MachineProfile {
   std::string name;         // file stem: "aurora"
   std::string source;       // the file it came from, for errors and doctor
@@ -47,6 +55,8 @@ struct MachineProfile {
   std::vector<std::string> mpi_launcher_args;
   std::string network_suffix;  // appended to the first host's short name for MASTER_ADDR
   std::string master_addr;     // a fixed MASTER_ADDR (local: 127.0.0.1); wins over the suffix
+  // Output that names a failed node: `ezpz launch --spares` swaps it out.
+  std::vector<BadNodePattern> bad_node_patterns;
   bool operator==(const MachineProfile&) const = default;
 };
 

@@ -7,13 +7,14 @@
 #include "ezpz/launchers.hpp"
 
 namespace ezpz {
-namespace {
 
 std::string hostfile_text(const std::vector<std::string>& hosts) {
   std::string text;
   for (const std::string& host : hosts) text += host + '\n';
   return text;
 }
+
+namespace {
 
 // The hostfile is named by its content, so rewriting it is idempotent and two
 // jobs never share a name for different host sets.

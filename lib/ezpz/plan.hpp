@@ -58,6 +58,9 @@ struct PlannedLaunch {
   std::string master_addr;
 };
 
+// One host per line: what a hostfile holds.
+std::string hostfile_text(const std::vector<std::string>& hosts);
+
 /// Pure: same inputs, same plan. Never reads the environment or the filesystem.
 /// Throws Error for an impossible request (each message one sentence).
 PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& inputs);

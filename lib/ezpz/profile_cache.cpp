@@ -43,7 +43,11 @@ void to_json(nlohmann::json& json, const MachineProfile& p) {
           {"launcher_args", p.launcher_args},
           {"mpi_launcher_args", p.mpi_launcher_args},
           {"network_suffix", p.network_suffix},
-          {"master_addr", p.master_addr}};
+          {"master_addr", p.master_addr},
+          {"bad_node_patterns", nlohmann::json::array()}};
+  for (const BadNodePattern& pattern : p.bad_node_patterns) {
+    json["bad_node_patterns"].push_back({pattern.name, pattern.regex});
+  }
 }
 
 void from_json(const nlohmann::json& json, MachineProfile& p) {
@@ -63,6 +67,9 @@ void from_json(const nlohmann::json& json, MachineProfile& p) {
   json.at("mpi_launcher_args").get_to(p.mpi_launcher_args);
   json.at("network_suffix").get_to(p.network_suffix);
   json.at("master_addr").get_to(p.master_addr);
+  for (const auto& pattern : json.at("bad_node_patterns")) {
+    p.bad_node_patterns.push_back({pattern.at(0).get<std::string>(), pattern.at(1).get<std::string>()});
+  }
 }
 
 std::string profile_cache_key(const std::vector<ProfileFile>& files) {
@@ -72,7 +79,7 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
     hash.add(bytes);
     hash.add_separator();
   };
-  mix("ezpz-profile-cache-v2");  // v2: mpi_launcher_args
+  mix("ezpz-profile-cache-v3");  // v2: mpi_launcher_args; v3: bad_node_patterns
   for (const ProfileFile& file : files) {
     mix(file.path);
     mix(file.text);

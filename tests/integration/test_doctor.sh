@@ -122,7 +122,7 @@ expect_eq "hung launch: no node blamed" \
   "$(check_of nodes status) $(check_of nodes message)"
 expect_eq "hung launch: remedy" "run ezpz doctor --deep --dry-run, then that command by hand, to see why" \
   "$(check_of nodes remedy)"
-expect_eq "hung launch: ezpz says it stopped it" "ezpz: launcher still running after 2 s; sending SIGTERM" "$err"
+expect_eq "hung launch: ezpz says it stopped it" "ezpz: time limit of 2 s reached; sending SIGTERM to the launcher" "$err"
 expect_true "hung launch: over within 10 s (took ${elapsed} ms)" test "$elapsed" -lt 10000
 expect_true "hung launch: nothing left running" wait_until 5 has_count 0 "sleep $marker"
 expect_eq "hung launch: the file lists no host" "" "$(grep -v '^#' "$failed_file" 2>&1)"

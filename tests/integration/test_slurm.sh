@@ -86,6 +86,7 @@ write_batch() {
   {
     echo '#!/bin/bash'
     printf 'cd %q || exit 99\n' "$scratch/work"
+    [ -n "${run_batch_prefix-}" ] && printf '%s\n' "$run_batch_prefix"
     if $background; then
       echo "trap 'true' TERM"
       printf '%q ' "$EZPZ_BIN" "$@"
@@ -337,6 +338,48 @@ run_batch yeet-again -N4 --ntasks-per-node=1 -- yeet "$scratch/src/venv" --dst "
 expect_eq "yeet again: exit status" 0 "$rc"
 expect_match "yeet again: nothing transferred" "0 copied, 4 up to date, 0 failed" "$out"
 [ "$rc" == 0 ] || { sed 's/^/  yeet: stdout: /' <<<"$out"; sed 's/^/  yeet: stderr: /' <<<"$err"; } >&2
+
+# --- A rank SIGKILLed: ezpz exits within 5 s, names the rank and host ---------------
+# Rank 3 (on n02) kills itself with SIGKILL after writing when; the others sleep.
+marker="${marker_base}73"
+on_exit "kill_marked 'sleep $marker'"
+run_batch rank-killed -N4 --ntasks-per-node=2 -- EZPZ_RUNS_DIR="$scratch/runs" launch -- \
+  sh -c 'if [ "$RANK" = 3 ]; then sleep 1; date +%s%3N >"$1"; kill -KILL $$; fi; exec sleep "$0"' \
+  "$marker" "$scratch/killed-at"
+ended=$(stat -c %.3Y "$scratch/rank-killed.rc" 2>/dev/null | tr -d .)
+killed=$(cat "$scratch/killed-at" 2>/dev/null)
+expect_true "rank killed: ezpz exits within 5 s of it ($((ended - killed)) ms)" \
+  test -n "$killed" -a $((ended - killed)) -lt 5000
+expect_true "rank killed: non-zero exit ($rc)" test "$rc" != 0 -a "$rc" != none
+expect_eq "rank killed: ezpz names the rank and its host" \
+  "ezpz: attempt 1 ended: bad_node: exit status $rc: rank 3 on n02: Killed" \
+  "$(grep '^ezpz: attempt' <<<"$err")"
+expect_true "rank killed: no rank left on any node" wait_until 10 has_count 0 "sleep $marker"
+stepd_gone() { ! ps -eo args= | grep -q "^slurmstepd: \[$job_id\."; }
+expect_true "rank killed: no slurmstepd of the job left" wait_until 10 stepd_gone
+
+# --- A node made unavailable: its spare takes over ------------------------------------
+# The job stops n03's slurmd once it has its 4 nodes; ezpz runs on n01-n03 with
+# n04 spare. srun cannot start n03's task, says so, and ezpz swaps n04 in.
+run_batch_prefix="kill -TERM \"\$(cat '$EZPZ_SLURM_DIR/run/slurmd-n03.pid')\"; sleep 1"
+batch_timeout=90 run_batch spare -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$scratch/runs" \
+  launch --spares 1 --retry-delay 1 -- sh -c 'echo "rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME"'
+run_batch_prefix=""
+"$cluster" up >"$scratch/restart.log" 2>&1 || sed 's/^/  restart: /' "$scratch/restart.log" >&2
+expect_eq "spare: exit 0" 0 "$rc"
+spare_run=$(ls -d "$scratch/runs"/*/ | sort | tail -n 1)
+expect_eq "spare: the second attempt ran on n01, n02 and n04" "rank 0 of 3 on n01
+rank 1 of 3 on n02
+rank 2 of 3 on n04" "$(grep '^rank' "$spare_run/attempt-2/output.log" | sort)"
+expect_match "spare: ezpz names n03 and swaps it" \
+  "ezpz: attempt 1 ended: bad_node: exit status [0-9]+; bad node: n03
+ezpz: retry on new hosts \(n03 -> n04\); attempt 2 in 1 s" "$(grep -E '^ezpz: (attempt 1|retry)' <<<"$err")"
+expect_eq "spare: verdict.json of attempt 1" "bad_node n03 n03 -> n04" \
+  "$(jq -r '"\(.classification) \(.bad_hosts | join(",")) \(.swaps | join(","))"' "$spare_run/attempt-1/verdict.json")"
+expect_eq "spare: verdict.json of attempt 2" "success n01,n02,n04" \
+  "$(jq -r '"\(.classification) \(.hosts | join(","))"' "$spare_run/attempt-2/verdict.json")"
+expect_true "spare: n03's slurmd runs again" wait_until 60 bash -c \
+  "[ \"\$(sinfo -h -N -o '%N %T' | sort -u | grep -c idle)\" = 4 ]"
 
 # --- ezpz test: the libtorch trainer on every node ------------------------------
 if [ ! -x "$(dirname "$EZPZ_BIN")/ezpz-smoke" ]; then

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -129,19 +130,37 @@ class SignalSender {
   std::thread thread_;
 };
 
-// Puts `fd` on this process's stdin for its lifetime.
-class StdinSwap {
+// Puts `fd` on this process's `target` descriptor (stdin, stdout, stderr) for its lifetime.
+class FdSwap {
  public:
-  explicit StdinSwap(int fd) : saved_(::dup(STDIN_FILENO)) { ::dup2(fd, STDIN_FILENO); }
-  ~StdinSwap() {
-    ::dup2(saved_, STDIN_FILENO);
+  FdSwap(int target, int fd) : target_(target), saved_(::dup(target)) { ::dup2(fd, target); }
+  ~FdSwap() {
+    ::dup2(saved_, target_);
     ::close(saved_);
   }
-  StdinSwap(const StdinSwap&) = delete;
-  StdinSwap& operator=(const StdinSwap&) = delete;
+  FdSwap(const FdSwap&) = delete;
+  FdSwap& operator=(const FdSwap&) = delete;
 
  private:
+  int target_;
   int saved_;
+};
+
+// A file in `dir` put on `target` for its lifetime: what ezpz passes on to its own stdout or
+// stderr lands there.
+class CapturedFd {
+ public:
+  CapturedFd(const TempDir& dir, const std::string& name, int target)
+      : path_(dir.file(name)),
+        fd_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)),
+        swap_(target, fd_) {}
+  ~CapturedFd() { ::close(fd_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_;
+  FdSwap swap_;
 };
 
 double seconds_since(Clock::time_point start) {
@@ -275,7 +294,7 @@ TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
     const int fd = ::open(input.c_str(), O_RDONLY);
     REQUIRE(fd >= 0);
     {
-      StdinSwap swap(fd);
+      FdSwap swap(STDIN_FILENO, fd);
       REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
     }
     ::close(fd);
@@ -289,7 +308,7 @@ TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
     const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
     REQUIRE(terminal >= 0);
     {
-      StdinSwap swap(terminal);
+      FdSwap swap(STDIN_FILENO, terminal);
       REQUIRE(::isatty(STDIN_FILENO));
       REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
     }
@@ -398,4 +417,169 @@ TEST_CASE("a second SIGTERM kills the launcher at once", "[executor]") {
   }
   CHECK(code == 137);
   CHECK(seconds_since(start) < 2.0);
+}
+
+// --- Output capture: --idle-timeout, the run record, the outcome's tail ---------------------
+
+ProcessOptions capturing(const std::string& record = "") {
+  ProcessOptions options;
+  options.grace = 500ms;
+  options.capture_output = true;
+  options.output_record_path = record;
+  return options;
+}
+
+TEST_CASE("captured output still reaches ezpz's stdout and stderr, and the record holds both",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string record = dir.file("output.log");
+  ezpz::sys::RunOutcome outcome;
+  std::string out;
+  std::string err;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), capturing(record))
+                  .run_for_outcome(shell("echo one; sleep 0.2; echo two >&2; sleep 0.2; echo three"));
+    out = read_text_file(out_file.path());
+    err = read_text_file(err_file.path());
+  }
+  CHECK(outcome.exit_code == 0);
+  CHECK(out == "one\nthree\n");
+  CHECK(err == "two\n");
+  CHECK(read_text_file(record) == "one\ntwo\nthree\n");
+  CHECK(outcome.output_tail == "one\ntwo\nthree\n");
+  REQUIRE(outcome.to_first_output.has_value());
+  CHECK(*outcome.to_first_output <= outcome.total);
+  CHECK(outcome.watchdog == ezpz::Watchdog::none);
+  const fs::perms owner_rw = fs::perms::owner_read | fs::perms::owner_write;
+  CHECK((fs::status(record).permissions() & fs::perms::all) == owner_rw);
+}
+
+TEST_CASE("the outcome keeps the end of a long output", "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.tail_bytes = 1000;
+  ezpz::sys::RunOutcome outcome;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell("seq 1 100000; echo the-end"));
+    CHECK(fs::file_size(out_file.path()) > 500000);
+  }
+  CHECK(outcome.output_tail.size() >= 1000);
+  CHECK(outcome.output_tail.size() <= 2000);
+  CHECK(outcome.output_tail.ends_with("99999\n100000\nthe-end\n"));
+}
+
+TEST_CASE("a launcher silent for the idle timeout is stopped, and the outcome says so",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.idle_timeout = 400ms;
+  const std::string pid_file = dir.file("pid");
+  const auto start = Clock::now();
+  ezpz::sys::RunOutcome outcome;
+  std::string err;
+  {
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    // Ticks at 0, 0.3 and 0.6 s keep it alive past the 0.4 s limit; then silence.
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell(R"(echo $$ > "$1"; for i in 1 2 3; do echo tick; sleep 0.3; done; sleep 30)",
+                                         {pid_file}));
+    err = read_text_file(err_file.path());
+  }
+  CHECK(outcome.watchdog == ezpz::Watchdog::idle);
+  CHECK(outcome.exit_code == 143);
+  CHECK(outcome.forwarded_signal == 0);
+  CHECK(seconds_since(start) >= 0.6 + 0.4);  // the last tick, then the idle limit
+  CHECK(seconds_since(start) < 5.0);
+  CHECK(err == "ezpz: no output for 400 ms; sending SIGTERM to the launcher\n");
+  CHECK(process_gone(std::stoi(read_text_file(pid_file))));
+}
+
+TEST_CASE("the wall-clock timeout fires even while output flows", "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.timeout = 500ms;
+  options.idle_timeout = 400ms;
+  ezpz::sys::RunOutcome outcome;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell("while :; do echo busy; sleep 0.05; done"));
+    CHECK(read_text_file(err_file.path()) ==
+          "ezpz: time limit of 500 ms reached; sending SIGTERM to the launcher\n");
+  }
+  CHECK(outcome.watchdog == ezpz::Watchdog::timeout);
+  CHECK(outcome.exit_code == 143);
+}
+
+TEST_CASE("a watchdog that ignores SIGTERM still ends in SIGKILL after the grace period",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.idle_timeout = 300ms;
+  ezpz::sys::RunOutcome outcome;
+  const auto start = Clock::now();
+  {
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), options).run_for_outcome(shell("trap '' TERM; sleep 30"));
+  }
+  CHECK(outcome.watchdog == ezpz::Watchdog::idle);
+  CHECK(outcome.exit_code == 137);
+  CHECK(seconds_since(start) < 3.0);
+}
+
+TEST_CASE("a closed stdout does not stop a captured job", "[executor][capture]") {
+  TempDir dir;
+  std::array<int, 2> ends{};
+  REQUIRE(::pipe(ends.data()) == 0);
+  ::close(ends[0]);  // nobody reads: `ezpz launch ... | head` after head exited
+  const std::string record = dir.file("output.log");
+  ezpz::sys::RunOutcome outcome;
+  {
+    FdSwap swap(STDOUT_FILENO, ends[1]);
+    outcome = ProcessExecutor(base_env(), capturing(record))
+                  .run_for_outcome(shell("echo first; echo second; exit 3"));
+  }
+  ::close(ends[1]);
+  CHECK(outcome.exit_code == 3);
+  CHECK(read_text_file(record) == "first\nsecond\n");
+}
+
+TEST_CASE("the launcher gets SIGPIPE's default action although ezpz ignores it meanwhile",
+          "[executor][capture]") {
+  TempDir dir;
+  CapturedFd out_file(dir, "out", STDOUT_FILENO);
+  // SigIgn in /proc/self/status: bit 13 (SIGPIPE) must be clear in the launcher.
+  auto outcome = ProcessExecutor(base_env(), capturing())
+                     .run_for_outcome(shell("grep SigIgn /proc/self/status"));
+  const std::string line = outcome.output_tail;
+  REQUIRE(line.starts_with("SigIgn:"));
+  const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+  CHECK((mask & (1ULL << (SIGPIPE - 1))) == 0);
+}
+
+TEST_CASE("a line on stderr can stop the launcher at once", "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.stop_on_stderr_line = [](std::string_view line) { return line.starts_with("ssh: "); };
+  ezpz::sys::RunOutcome outcome;
+  std::string err;
+  const auto start = Clock::now();
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    // The report arrives in two writes, the second without its newline until later.
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell("echo 'ssh: n03 ok' ; printf 'fine\\nssh: Could not' >&2; "
+                                         "sleep 0.2; printf ' resolve n03\\n' >&2; sleep 30"));
+    err = read_text_file(err_file.path());
+  }
+  CHECK(outcome.watchdog == ezpz::Watchdog::signature);  // stdout's "ssh:" line did not count
+  CHECK(seconds_since(start) < 5.0);
+  CHECK(err.ends_with("ezpz: a failed node in the output (\"ssh: Could not resolve n03\"); "
+                      "sending SIGTERM to the launcher\n"));
 }

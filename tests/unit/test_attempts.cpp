@@ -3,6 +3,7 @@
 #include "ezpz/attempts.hpp"
 #include "ezpz/error.hpp"
 #include "tests/catch.hpp"
+#include "tests/support/files.hpp"
 
 using namespace ezpz;
 
@@ -106,4 +107,170 @@ TEST_CASE("spares replace named bad nodes, or rotate blind", "[attempts]") {
                     "--spares 2: the allocation has 2 hosts; at least one must stay active");
   CHECK_THROWS_WITH(split_pool({"a"}, 1),
                     "--spares 1: the allocation has 1 host; at least one must stay active");
+}
+
+// Launchers' failure reports, as they print them (srun 22.05 and MPICH 4.0.2 seen here; newer
+// Hydra, Open MPI and PALS as published).
+TEST_CASE("failed ranks are read from each launcher's report", "[attempts]") {
+  struct Row {
+    const char* name;
+    const char* output;
+    std::vector<FailedRank> failed;
+  };
+  const Row rows[] = {
+      {"srun: killed, then the rest torn down",
+       "srun: error: n02: task 1: Killed\n"
+       "srun: launch/slurm: _step_signal: Terminating StepId=405.1\n"
+       "srun: error: n01: task 0: Terminated\n",
+       {{"n02", "1", "", "Killed", true}, {"n01", "0", "", "Terminated", true}}},
+      {"srun: an exit code, tasks as a list",
+       "srun: error: n02: tasks 4-7,9: Exited with exit code 3\n",
+       {{"n02", "4-7,9", "", "Exited with exit code 3", false}}},
+      {"Hydra 4.0: pid and host only",
+       "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+       "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 9\n=   CLEANING UP REMAINING PROCESSES\n",
+       {{"n02", "", "7304", "EXIT CODE: 9", true}}},
+      {"Hydra 4.1: the rank too",
+       "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+       "=   RANK 3 PID 1234 RUNNING AT c001-001\n=   KILLED BY SIGNAL: 9 (Killed)\n",
+       {{"c001-001", "3", "1234", "KILLED BY SIGNAL: 9 (Killed)", true}}},
+      {"Open MPI",
+       "mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9 (Killed).\n",
+       {{"n02", "1", "1234", "exited on signal 9 (Killed)", true}}},
+      {"PALS, a signal and an exit code",
+       "x1000c0s0b0n0: rank 3 died from signal 9\nx1000c0s0b0n1: rank 7 exited with code 1\n",
+       {{"x1000c0s0b0n0", "3", "", "died from signal 9", true},
+        {"x1000c0s0b0n1", "7", "", "exited with code 1", false}}},
+      {"nothing to report", "step 10 loss 0.1\nTraceback (most recent call last):\n", {}},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    CHECK(failed_ranks(row.output) == row.failed);
+  }
+}
+
+TEST_CASE("a failed rank is named with its host", "[attempts]") {
+  CHECK(describe(FailedRank{"n02", "1", "", "Killed", true}) == "rank 1 on n02: Killed");
+  CHECK(describe(FailedRank{"n02", "4-7", "", "Exited with exit code 3", false}) ==
+        "ranks 4-7 on n02: Exited with exit code 3");
+  CHECK(describe(FailedRank{"n02", "", "7304", "EXIT CODE: 9", true}) ==
+        "a rank (pid 7304) on n02: EXIT CODE: 9");
+  CHECK(describe(FailedRank{"n02", "1", "7304", "EXIT CODE: 9", true}) ==
+        "rank 1 (pid 7304) on n02: EXIT CODE: 9");
+}
+
+TEST_CASE("a block placement says which ranks a host holds", "[attempts]") {
+  const std::vector<std::string> hosts = {"n01.cluster", "n02.cluster", "n03.cluster"};
+  CHECK(ranks_on_host(hosts, 1, "n02") == "1");
+  CHECK(ranks_on_host(hosts, 4, "n03.cluster") == "8-11");
+  CHECK(ranks_on_host(hosts, 4, "n09").empty());
+}
+
+TEST_CASE("the launcher's report decides between the job's error and the machine's",
+          "[attempts]") {
+  // srun exits 143 for both: its own report tells them apart.
+  Classification exited = classify_attempt(
+      {143, false, 0, true, Watchdog::none,
+       "srun: error: n02: task 1: Exited with exit code 3\nsrun: error: n01: task 0: Terminated\n"},
+      {});
+  CHECK(exited.ending == Ending::application_error);
+  CHECK(exited.reason == "exit status 143: rank 1 on n02: Exited with exit code 3");
+  CHECK(exited.failed.size() == 2);
+  Classification killed =
+      classify_attempt({143, false, 0, true, Watchdog::none, "srun: error: n02: task 1: Killed\n"}, {});
+  CHECK(killed.ending == Ending::bad_node);
+  CHECK(killed.bad_hosts.empty());  // a killed rank does not prove its node bad
+  CHECK(killed.reason == "exit status 143: rank 1 on n02: Killed");
+}
+
+TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempts]") {
+  const std::vector<BadNodePattern> ssh = {
+      {"ssh-unreachable", R"(^ssh: Could not resolve hostname ([^:\s]+):)"}};
+  const std::string output = "hi 0\nssh: Could not resolve hostname n03: Name or service not known\n";
+  for (Watchdog watchdog : {Watchdog::idle, Watchdog::timeout, Watchdog::signature}) {
+    Classification c = classify_attempt({143, false, 0, true, watchdog, output}, ssh);
+    CHECK(c.ending == Ending::bad_node);
+    CHECK(c.bad_hosts == std::vector<std::string>{"n03"});
+    CHECK(c.reason == "exit status 143; bad node: n03");
+  }
+  BadNodeMatcher matcher(ssh);
+  CHECK(matcher.hosts_in("ssh: Could not resolve hostname n03: Name or service not known") ==
+        std::vector<std::string>{"n03"});
+  CHECK(matcher.hosts_in("ssh: connect to host n03 port 22: Connection refused").empty());
+  CHECK(BadNodeMatcher({}).empty());
+  // A watchdog with no signature is its own ending; so is a success it did not stop.
+  CHECK(classify_attempt({143, false, 0, true, Watchdog::idle, "hi\n"}, ssh).ending == Ending::hang);
+  CHECK(classify_attempt({0, false, 0, true, Watchdog::none, output}, ssh).ending == Ending::success);
+}
+
+TEST_CASE("spares match bad hosts by short name", "[attempts]") {
+  NodePool pool = split_pool({"n01.cluster", "n02.cluster", "n03.cluster"}, 1);
+  CHECK(replace_bad_nodes(pool, {"n02"}) == std::vector<std::string>{"n02.cluster -> n03.cluster"});
+}
+
+TEST_CASE("spares come from the hosts the plan leaves unused first", "[attempts]") {
+  const std::vector<std::string> all = {"a", "b", "c", "d", "e"};
+  NodePool unused = plan_pool({"a", "b"}, all, 2);  // --nhosts 2 --spares 2
+  CHECK(unused.active == std::vector<std::string>{"a", "b"});
+  CHECK(unused.spares == std::vector<std::string>{"c", "d"});
+  NodePool taken = plan_pool(all, all, 1);  // every host planned: the last becomes the spare
+  CHECK(taken.active == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(taken.spares == std::vector<std::string>{"e"});
+  NodePool some = plan_pool({"a", "b", "c", "d"}, all, 2);  // one unused, one taken from the plan
+  CHECK(some.active == std::vector<std::string>{"a", "b", "c"});
+  CHECK(some.spares == std::vector<std::string>{"d", "e"});
+  CHECK_THROWS_WITH(plan_pool({"a"}, {"a"}, 1),
+                    "--spares 1: the allocation has 1 host; at least one must stay active");
+}
+
+TEST_CASE("a report without the rank is given it from the placement", "[attempts]") {
+  AttemptFacts facts{255, false, 0, true, Watchdog::none,
+                     "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+                     "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 9\n"};
+  facts.hosts = {"n01", "n02", "n03"};
+  facts.ppn = 1;
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.reason == "exit status 255: rank 1 (pid 7304) on n02: EXIT CODE: 9");
+}
+
+// The bundled profiles' signatures against the lines they are for (the reference's Aurora and
+// SunSpot examples; srun 22.05 and OpenSSH as seen here).
+TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[attempts]") {
+  std::vector<MachineProfile> profiles = load_profiles(ezpz::testing::bundled_profile_files());
+  auto patterns_of = [&](const std::string& name) {
+    for (const MachineProfile& p : profiles) {
+      if (p.name == name) return p.bad_node_patterns;
+    }
+    FAIL("no bundled profile " << name);
+    return std::vector<BadNodePattern>{};
+  };
+  struct Row {
+    const char* machine;
+    const char* line;
+    const char* host;
+  };
+  const Row rows[] = {
+      {"aurora", "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9",
+       "x4102c5s2b0n0"},
+      {"aurora", "x4102c5s2b0n0.hostmgmt2102.cm.aurora.alcf.anl.gov:  shepherd died from signal 9",
+       "x4102c5s2b0n0"},
+      {"sunspot", "x1921c0s3b0n0-hsn0.hsn.cm.sunspot.alcf.anl.gov: shepherd died from signal 9",
+       "x1921c0s3b0n0"},
+      {"generic-pbs", "ssh: Could not resolve hostname n02: Name or service not known", "n02"},
+      {"generic-pbs", "ssh: connect to host n03 port 22: Connection refused", "n03"},
+      {"generic-slurm",
+       "srun: error: Task launch for StepId=405.0 failed on node n03: Communication connection failure",
+       "n03"},
+      {"perlmutter", "srun: error: Task launch for StepId=9.0 failed on node nid001234: Zero Bytes",
+       "nid001234"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.machine << ": " << row.line);
+    CHECK(BadNodeMatcher(patterns_of(row.machine)).hosts_in(row.line) ==
+          std::vector<std::string>{row.host});
+  }
+  CHECK(BadNodeMatcher(patterns_of("aurora"))
+            .hosts_in("x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 15")
+            .empty());
 }

@@ -220,11 +220,30 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
        "\"hsn.cm.example.org\""},
       {L + "master_addr: {host: a}\n",
        "machines/x.yaml:2: master_addr: expected a string, got a mapping"},
+      {L + "bad_node_patterns:\n  ssh: '^ssh: ([a-z'\n",
+       "machines/x.yaml:3: bad_node_patterns.ssh: invalid regular expression: Unexpected character "
+       "within '[...]' in regular expression"},
+      {L + "bad_node_patterns:\n  ssh: '^ssh: Could not resolve'\n",
+       "machines/x.yaml:3: bad_node_patterns.ssh: expected a capture group for the host"},
+      {L + "bad_node_patterns: ['(x)']\n",
+       "machines/x.yaml:2: bad_node_patterns: expected a mapping, got a list"},
+      {L + "bad_node_patterns:\n  long: '(" + std::string(1000, 'a') + ")'\n",
+       "machines/x.yaml:3: bad_node_patterns.long: longer than 1000 characters"},
   };
   for (const BadProfile& c : cases) {
     INFO(c.text);
     REQUIRE_THROWS_WITH(parse_machine_profile(c.text, "machines/x.yaml"), c.message);
   }
+}
+
+TEST_CASE("bad-node patterns keep their names and order", "[profile]") {
+  MachineProfile p = parse_machine_profile(
+      "launcher: hydra\nbad_node_patterns:\n  ssh: '^ssh: Could not resolve hostname ([^:]+):'\n"
+      "  shepherd: '^(\\S+): shepherd died'\n",
+      "machines/x.yaml");
+  CHECK(p.bad_node_patterns == std::vector<BadNodePattern>{
+                                   {"ssh", "^ssh: Could not resolve hostname ([^:]+):"},
+                                   {"shepherd", "^(\\S+): shepherd died"}});
 }
 
 TEST_CASE("profile errors are usage errors", "[profile]") {

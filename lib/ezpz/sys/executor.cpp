@@ -2,8 +2,10 @@
 #include "ezpz/sys/world.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -26,6 +28,7 @@
 #include <boost/process/extend.hpp>
 
 #include "ezpz/error.hpp"
+#include "ezpz/sys/output_pump.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -154,35 +157,43 @@ std::vector<std::string> environment_strings(const Env& env) {
   return strings;
 }
 
-// Blocks the supervised signals for the whole run, so that they queue for sigtimedwait instead
+// Blocks the supervised signals for the whole run, so that they queue for the signalfd instead
 // of killing ezpz, and holds SIGCHLD at its default action, because an inherited SIG_IGN would
-// make the kernel reap the launcher before its status is read. Restores both on exit.
+// make the kernel reap the launcher before its status is read. Ignores SIGPIPE, so that a closed
+// stdout (`ezpz launch ... | head`) is an error to handle while passing output on, not death.
+// Restores all three on exit.
 class SupervisedSignalScope {
  public:
   explicit SupervisedSignalScope(const sigset_t& ignored) {
     const sigset_t signals = supervised_signals(ignored);
     pthread_sigmask(SIG_BLOCK, &signals, &saved_mask_);
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
-    sigaction(SIGCHLD, &default_action, &saved_sigchld_);
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGCHLD, &action, &saved_sigchld_);
+    action.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &action, &saved_sigpipe_);
   }
   ~SupervisedSignalScope() {
+    sigaction(SIGPIPE, &saved_sigpipe_, nullptr);
     sigaction(SIGCHLD, &saved_sigchld_, nullptr);
     pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
   }
+  // Whether SIGPIPE was ignored before: the launcher inherits what ezpz was given.
+  bool sigpipe_was_ignored() const { return saved_sigpipe_.sa_handler == SIG_IGN; }
   SupervisedSignalScope(const SupervisedSignalScope&) = delete;
   SupervisedSignalScope& operator=(const SupervisedSignalScope&) = delete;
 
  private:
   sigset_t saved_mask_{};
   struct sigaction saved_sigchld_ {};
+  struct sigaction saved_sigpipe_ {};
 };
 
 // Runs in the forked child, before exec (async-signal-safe calls only). Its own process group
 // lets ezpz signal the launcher and everything it starts at once; the launcher must see the
 // signals ezpz blocks, and an ignored signal would stay ignored across exec.
-void prepare_child_process(const sigset_t& ignored) {
+void prepare_child_process(const sigset_t& ignored, bool ignore_sigpipe) {
   ::setpgid(0, 0);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
@@ -191,6 +202,7 @@ void prepare_child_process(const sigset_t& ignored) {
     if (!sigismember(&ignored, sig)) sigaction(sig, &default_action, nullptr);
   }
   sigaction(SIGCHLD, &default_action, nullptr);
+  if (!ignore_sigpipe) sigaction(SIGPIPE, &default_action, nullptr);
   sigset_t empty;
   sigemptyset(&empty);
   sigprocmask(SIG_SETMASK, &empty, nullptr);
@@ -203,14 +215,17 @@ struct LaunchHooks : bp::extend::handler {
   char** envp;
   bool* exec_failed;
   const sigset_t* ignored;
+  bool ignore_sigpipe;
   int stdout_fd;  // -1: inherited
+  int stderr_fd;  // -1: inherited
 
   template <class Executor>
   void on_exec_setup(Executor& exec) const {
     exec.cmd_line = argv;
     exec.env = envp;
-    prepare_child_process(*ignored);
+    prepare_child_process(*ignored, ignore_sigpipe);
     if (stdout_fd >= 0) ::dup2(stdout_fd, STDOUT_FILENO);
+    if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
   }
   // Boost reports a failed execve through a pipe but leaves the dead child unreaped.
   template <class Executor>
@@ -231,12 +246,27 @@ Error spawn_error(const std::string& name, const std::string& path, const std::e
                ExitCode::failure);
 }
 
+// Where the launcher's output goes and which signal dispositions it inherits.
+struct ChildSetup {
+  sigset_t ignored;  // forwarded signals ezpz inherited as ignored
+  bool ignore_sigpipe = false;
+  int stdout_fd = -1;  // -1: inherited
+  int stderr_fd = -1;
+};
+
 pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env& env,
-                     const sigset_t& ignored, int stdout_fd) {
+                     const ChildSetup& setup) {
   CStringArray argv(plan.argv);
   CStringArray envp(environment_strings(env));
   bool exec_failed = false;
-  LaunchHooks hooks{{}, argv.data(), envp.data(), &exec_failed, &ignored, stdout_fd};
+  LaunchHooks hooks{{},
+                    argv.data(),
+                    envp.data(),
+                    &exec_failed,
+                    &setup.ignored,
+                    setup.ignore_sigpipe,
+                    setup.stdout_fd,
+                    setup.stderr_fd};
   std::error_code error;
   auto start = [&](auto&&... stdin_redirect) {
     return bp::child(bp::exe = path, hooks, error, stdin_redirect...);
@@ -279,21 +309,25 @@ class SignalForwarder {
     fmt::print(stderr, "ezpz: forwarding {} to the launcher (pid {})\n", signal_name(sig),
                launcher_);
     kill_group(launcher_, sig);
-    if ((interrupt || sig == SIGHUP) && !deadline_set_) {
+    if (!interrupt && sig != SIGHUP) return;
+    if (user_signal_ == 0) user_signal_ = sig;
+    if (!deadline_set_) {
       deadline_ = Clock::now() + grace_;
       deadline_set_ = true;
       first_signal_ = sig;
     }
   }
 
-  // ProcessOptions::timeout ran out: stop the job as a SIGTERM to ezpz would.
-  void time_out(milliseconds limit) {
-    if (killed_ || deadline_set_) return;
-    fmt::print(stderr, "ezpz: launcher still running after {}; sending SIGTERM\n", describe(limit));
+  // A watchdog fired (`why` says which): stop the job as a SIGTERM to ezpz would.
+  // False when the job is already being stopped.
+  bool stop(const std::string& why) {
+    if (killed_ || deadline_set_) return false;
+    fmt::print(stderr, "ezpz: {}; sending SIGTERM to the launcher\n", why);
     kill_group(launcher_, SIGTERM);
     deadline_ = Clock::now() + grace_;
     deadline_set_ = true;
     first_signal_ = SIGTERM;
+    return true;
   }
 
   void enforce_grace() {
@@ -303,8 +337,10 @@ class SignalForwarder {
     kill_now();
   }
 
-  // The signal that asked the job to stop (SIGINT, SIGTERM, SIGHUP), or 0.
+  // The signal that asked the job to stop (SIGINT, SIGTERM, SIGHUP; a watchdog's SIGTERM), or 0.
   int stop_signal() const { return first_signal_; }
+  // The first SIGINT, SIGTERM or SIGHUP ezpz itself received, or 0.
+  int user_signal() const { return user_signal_; }
 
   // How long the wait loop may sleep before something is due.
   milliseconds wait_budget() const {
@@ -325,18 +361,11 @@ class SignalForwarder {
   Clock::time_point deadline_{};
   bool deadline_set_ = false;
   int first_signal_ = 0;
+  int user_signal_ = 0;
   int interrupts_ = 0;
   bool killed_ = false;
 };
 
-// The next supervised signal, or 0 when `budget` passed without one.
-int wait_for_signal(const sigset_t& signals, milliseconds budget) {
-  const auto count = budget.count();
-  const timespec timeout{static_cast<time_t>(count / 1000),
-                         static_cast<long>(count % 1000) * 1000000};
-  const int sig = ::sigtimedwait(&signals, nullptr, &timeout);
-  return sig > 0 ? sig : 0;
-}
 
 // A launcher that died of a signal gives 128+N. One that exits on its own after
 // ezpz forwarded a stop signal reports that signal: Hydra, asked to stop, exits
@@ -363,24 +392,113 @@ std::optional<int> reap_if_exited(pid_t launcher, int stop_signal) {
   return exit_code_of(status, stop_signal);
 }
 
-int supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ignored) {
-  const sigset_t signals = supervised_signals(ignored);
-  SignalForwarder forwarder(launcher, options.grace);
-  const bool limited = options.timeout.count() > 0;
-  const Clock::time_point give_up = Clock::now() + options.timeout;
-  bool timed_out = false;
-  while (true) {
-    milliseconds budget = forwarder.wait_budget();
-    if (limited && !timed_out) {
-      auto left = std::chrono::ceil<milliseconds>(give_up - Clock::now());
-      budget = std::clamp(left, milliseconds(0), budget);
+// The supervised signals as a file descriptor, so one poll waits for them and for output.
+class SignalFd {
+ public:
+  explicit SignalFd(const sigset_t& signals) {
+    fd_ = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (fd_ < 0) {
+      throw Error(fmt::format("cannot watch signals: {}", std::strerror(errno)), ExitCode::failure);
     }
-    const int sig = wait_for_signal(signals, budget);
-    if (sig != 0 && sig != SIGCHLD) forwarder.handle(sig);
-    if (auto code = reap_if_exited(launcher, forwarder.stop_signal())) return *code;
-    if (limited && !timed_out && Clock::now() >= give_up) {
-      forwarder.time_out(options.timeout);
-      timed_out = true;
+  }
+  ~SignalFd() { ::close(fd_); }
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
+  int fd() const { return fd_; }
+
+  // Every signal pending now, in arrival order.
+  std::vector<int> take() {
+    std::vector<int> signals;
+    signalfd_siginfo info{};
+    while (::read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      signals.push_back(static_cast<int>(info.ssi_signo));
+    }
+    return signals;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// The watchdogs: --timeout (wall clock) and --idle-timeout (no output).
+class Watchdogs {
+ public:
+  explicit Watchdogs(const ProcessOptions& o)
+      : wall_limit_(o.timeout), idle_limit_(o.capture_output ? o.idle_timeout : milliseconds(0)),
+        started_(Clock::now()), last_output_(started_) {}
+
+  void saw_output() { last_output_ = Clock::now(); }
+
+  // The watchdog whose limit has passed, if any, and why, in words.
+  std::optional<std::pair<Watchdog, std::string>> due() const {
+    const auto now = Clock::now();
+    if (wall_limit_.count() > 0 && now >= started_ + wall_limit_) {
+      return std::pair{Watchdog::timeout,
+                       fmt::format("time limit of {} reached", describe(wall_limit_))};
+    }
+    if (idle_limit_.count() > 0 && now >= last_output_ + idle_limit_) {
+      return std::pair{Watchdog::idle, fmt::format("no output for {}", describe(idle_limit_))};
+    }
+    return std::nullopt;
+  }
+
+  // How long the wait may last before a limit passes.
+  milliseconds until_due(milliseconds budget) const {
+    const auto now = Clock::now();
+    auto clamp_to = [&](Clock::time_point at) {
+      budget = std::clamp(std::chrono::ceil<milliseconds>(at - now), milliseconds(0), budget);
+    };
+    if (wall_limit_.count() > 0) clamp_to(started_ + wall_limit_);
+    if (idle_limit_.count() > 0) clamp_to(last_output_ + idle_limit_);
+    return budget;
+  }
+
+ private:
+  milliseconds wall_limit_;
+  milliseconds idle_limit_;
+  Clock::time_point started_;
+  Clock::time_point last_output_;
+};
+
+// After the launcher exits, how long its output may take to arrive: its group is dead by then,
+// so only a process that left the group can hold a pipe open this long.
+constexpr milliseconds k_drain_limit{2000};
+
+// Waits for the launcher, forwarding signals, passing its output on (when captured) and
+// enforcing the watchdogs, until it exits; fills in everything but the timings of the spawn.
+void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ignored,
+               OutputPump* pump, RunOutcome& outcome) {
+  SignalFd signal_fd(supervised_signals(ignored));
+  SignalForwarder forwarder(launcher, options.grace);
+  Watchdogs watchdogs(options);
+  const Clock::time_point started = Clock::now();
+  while (true) {
+    std::vector<pollfd> fds{{signal_fd.fd(), POLLIN, 0}};
+    if (pump) pump->watch(fds);
+    const milliseconds budget = watchdogs.until_due(forwarder.wait_budget());
+    if (::poll(fds.data(), fds.size(), static_cast<int>(budget.count())) > 0) {
+      for (int sig : signal_fd.take()) {
+        if (sig != SIGCHLD) forwarder.handle(sig);
+      }
+      if (pump && pump->transfer(fds) > 0) {
+        watchdogs.saw_output();
+        if (!outcome.to_first_output) {
+          outcome.to_first_output = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+        }
+        if (pump->tripped_line() && outcome.watchdog == Watchdog::none &&
+            forwarder.stop(fmt::format("a failed node in the output (\"{}\")", *pump->tripped_line()))) {
+          outcome.watchdog = Watchdog::signature;
+        }
+      }
+    }
+    if (auto code = reap_if_exited(launcher, forwarder.stop_signal())) {
+      if (pump) pump->drain(Clock::now() + k_drain_limit);
+      outcome.exit_code = *code;
+      outcome.forwarded_signal = forwarder.user_signal();
+      return;
+    }
+    if (auto limit = watchdogs.due(); limit && outcome.watchdog == Watchdog::none) {
+      if (forwarder.stop(limit->second)) outcome.watchdog = limit->first;
     }
     forwarder.enforce_grace();
   }
@@ -414,18 +532,38 @@ ProcessExecutor::ProcessExecutor(Env base, ProcessOptions options)
 
 // Signals are blocked in the calling thread only; ezpz is single-threaded, and a caller with
 // other threads must block the supervised signals in them too, or they may take the signals.
-int ProcessExecutor::run(const LaunchPlan& plan) {
+RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (plan.argv.empty()) throw Error("launch plan: no launcher to run", ExitCode::failure);
+  if (options_.capture_output && !options_.stdout_path.empty()) {
+    throw Error("executor: capture_output and stdout_path cannot be combined", ExitCode::failure);
+  }
+  const Clock::time_point started = Clock::now();
   const Env env = child_environment(base_, plan.env);
   const std::string path = resolve_launcher(plan.argv.front(), env);
   // Only once the launcher is known to exist: a failed launch leaves nothing behind.
   write_files(plan.files);
   StdoutFile out(options_.stdout_path);
+  std::optional<OutputPump> pump;
+  if (options_.capture_output) {
+    pump.emplace(options_.output_record_path, options_.tail_bytes);
+    if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
+  }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
-  const sigset_t ignored = inherited_ignored_signals();
-  SupervisedSignalScope signal_scope(ignored);
-  const pid_t launcher = spawn_launcher(path, plan, env, ignored, out.fd());
-  return supervise(launcher, options_, ignored);
+  ChildSetup setup{inherited_ignored_signals(), false, out.fd(), -1};
+  SupervisedSignalScope signal_scope(setup.ignored);
+  setup.ignore_sigpipe = signal_scope.sigpipe_was_ignored();
+  if (pump) {
+    setup.stdout_fd = pump->child_stdout();
+    setup.stderr_fd = pump->child_stderr();
+  }
+  const pid_t launcher = spawn_launcher(path, plan, env, setup);
+  if (pump) pump->close_child_ends();
+  RunOutcome outcome;
+  outcome.to_spawn = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  supervise(launcher, options_, setup.ignored, pump ? &*pump : nullptr, outcome);
+  outcome.total = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  if (pump) outcome.output_tail = pump->tail();
+  return outcome;
 }
 
 }  // namespace ezpz::sys

@@ -1,0 +1,34 @@
+#pragma once
+// `ezpz launch` as a supervised run: watchdogs, retries with back-off,
+// failover to spare nodes, and the run record of every attempt.
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "context.hpp"
+#include "plan_options.hpp"
+
+namespace ezpz {
+
+struct AttemptOptions {
+  double timeout_s = 0;       // --timeout: wall clock per attempt; 0: none
+  double idle_timeout_s = 0;  // --idle-timeout: no output from any rank; 0: none
+  double grace_s = 10;        // --grace: SIGTERM to SIGKILL
+  std::optional<int> retries; // --retries: further attempts after a node-side failure
+  int spares = 0;             // --spares: hosts held back to replace bad ones
+  double retry_delay_s = 5;   // --retry-delay: the first back-off, doubled each time (cap 60 s)
+  bool record = true;         // --no-record turns the run record off
+  std::optional<std::string> runs_dir;  // --runs-dir
+};
+
+// Declares the options above on `launch`.
+void add_attempt_options(CLI::App& cmd, AttemptOptions& options);
+
+// Runs the prepared launch until it succeeds, fails for good, or runs out of
+// attempts; returns ezpz's exit status: the last attempt's (124 when a limit
+// stopped it, 143 at walltime).
+int run_attempts(const AttemptOptions& options, const PreparedLaunch& prepared,
+                 const Context& context);
+
+}  // namespace ezpz

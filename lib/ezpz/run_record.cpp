@@ -1,0 +1,169 @@
+#include "ezpz/run_record.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ezpz/error.hpp"
+#include "ezpz/render.hpp"
+
+namespace ezpz {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json failed_json(const std::vector<FailedRank>& failed) {
+  Json list = Json::array();
+  for (const FailedRank& rank : failed) {
+    list.push_back({{"ranks", rank.ranks},
+                    {"host", rank.host},
+                    {"pid", rank.pid},
+                    {"what", rank.what},
+                    {"died_of_signal", rank.died_of_signal}});
+  }
+  return list;
+}
+
+Json optional_number(const std::optional<double>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+// Rounded to the millisecond: the file is for people and scripts, not for replay.
+double ms(double seconds) { return static_cast<double>(static_cast<long long>(seconds * 1000)) / 1000; }
+
+std::string command_line(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);
+  return line;
+}
+
+std::string exit_text(const RunSummary& run) {
+  return run.exit_code ? std::to_string(*run.exit_code) : "-";
+}
+
+}  // namespace
+
+std::string_view to_string(Watchdog watchdog) {
+  switch (watchdog) {
+    case Watchdog::timeout:
+      return "timeout";
+    case Watchdog::idle:
+      return "idle_timeout";
+    case Watchdog::signature:
+      return "bad_node_signature";
+    case Watchdog::none:
+      break;
+  }
+  return "";
+}
+
+int attempt_exit_code(Watchdog watchdog, int launcher_exit) {
+  return watchdog == Watchdog::timeout || watchdog == Watchdog::idle ? 124 : launcher_exit;
+}
+
+std::string verdict_json(const AttemptVerdict& v) {
+  const Classification& c = v.classification;
+  Json json = {
+      {"attempt", v.attempt},
+      {"hosts", v.hosts},
+      {"exit_code", v.exit_code},
+      {"launcher_exit", v.launcher_exit},
+      {"signal", v.forwarded_signal},
+      {"stopped_by", v.watchdog == Watchdog::none ? Json(nullptr) : Json(to_string(v.watchdog))},
+      {"classification", to_string(c.ending)},
+      {"reason", c.reason},
+      {"bad_hosts", c.bad_hosts},
+      {"failed_ranks", failed_json(c.failed)},
+      {"swaps", v.swaps},
+      {"next", v.next},
+      {"timings",
+       {{"to_spawn_s", ms(v.to_spawn_s)},
+        {"to_first_output_s",
+         optional_number(v.to_first_output_s ? std::optional(ms(*v.to_first_output_s)) : std::nullopt)},
+        {"total_s", ms(v.total_s)}}},
+  };
+  return json.dump(2) + "\n";
+}
+
+std::string summary_json(const RunSummary& r) {
+  Json json = {
+      {"id", r.id},
+      {"started", r.started},
+      {"cwd", r.cwd},
+      {"command", r.command},
+      {"machine", r.machine},
+      {"scheduler", r.scheduler},
+      {"job_id", r.job_id},
+      {"hosts", r.hosts},
+      {"spares", r.spares},
+      {"attempts", r.attempts},
+      {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
+      {"ending", r.ending},
+      {"reason", r.reason},
+  };
+  return json.dump(2) + "\n";
+}
+
+RunSummary parse_summary(std::string_view text, std::string_view source) {
+  try {
+    const Json json = Json::parse(text);
+    RunSummary r;
+    json.at("id").get_to(r.id);
+    json.at("started").get_to(r.started);
+    json.at("cwd").get_to(r.cwd);
+    json.at("command").get_to(r.command);
+    json.at("machine").get_to(r.machine);
+    json.at("scheduler").get_to(r.scheduler);
+    json.at("job_id").get_to(r.job_id);
+    json.at("hosts").get_to(r.hosts);
+    json.at("spares").get_to(r.spares);
+    json.at("attempts").get_to(r.attempts);
+    if (!json.at("exit_code").is_null()) r.exit_code = json.at("exit_code").get<int>();
+    json.at("ending").get_to(r.ending);
+    json.at("reason").get_to(r.reason);
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not an ezpz run record: {}", source, e.what()));
+  }
+}
+
+std::string runs_table(const std::vector<RunSummary>& runs) {
+  if (runs.empty()) return "no runs recorded\n";
+  std::size_t id_width = 2;
+  for (const RunSummary& run : runs) id_width = std::max(id_width, run.id.size());
+  std::string out = fmt::format("{:<{}}  {:<19}  {:>8}  {:<17}  {:>4}  {}\n", "ID", id_width,
+                                "STARTED", "ATTEMPTS", "ENDING", "EXIT", "COMMAND");
+  for (const RunSummary& run : runs) {
+    out += fmt::format("{:<{}}  {:<19}  {:>8}  {:<17}  {:>4}  {}\n", run.id, id_width,
+                       run.started.substr(0, 19), run.attempts,
+                       run.exit_code ? run.ending : "running", exit_text(run),
+                       command_line(run.command));
+  }
+  return out;
+}
+
+std::string run_details(const RunSummary& r, const std::vector<std::string>& verdicts,
+                        std::string_view directory) {
+  std::string out = fmt::format(
+      "run {}\n  started   {}\n  command   {}\n  directory {}\n  machine   {} ({}{})\n"
+      "  hosts     {}\n",
+      r.id, r.started, command_line(r.command), r.cwd, r.machine, r.scheduler,
+      r.job_id.empty() ? "" : ", job " + r.job_id, fmt::join(r.hosts, " "));
+  if (!r.spares.empty()) out += fmt::format("  spares    {}\n", fmt::join(r.spares, " "));
+  out += fmt::format("  result    {}\n",
+                     r.exit_code ? fmt::format("exit {}: {}: {}", *r.exit_code, r.ending, r.reason)
+                                 : "still running (or ezpz was killed)");
+  for (const std::string& text : verdicts) {
+    const Json v = Json::parse(text, nullptr, false);
+    if (v.is_discarded() || !v.is_object()) continue;
+    out += fmt::format("attempt {}: exit {}, {}: {} ({:.1f} s){}\n", v.value("attempt", 0),
+                       v.value("exit_code", 0), v.value("classification", "?"),
+                       v.value("reason", ""), v["timings"].value("total_s", 0.0),
+                       v.value("next", "").empty() ? "" : "; " + v.value("next", ""));
+  }
+  out += fmt::format("records in {}\n", directory);
+  return out;
+}
+
+}  // namespace ezpz

@@ -1,0 +1,66 @@
+#pragma once
+// What a launch leaves behind for later (`ezpz runs`): a summary of the run
+// and a verdict per attempt, as JSON, and how they read back. Pure: the files
+// are written by the launch and read by `ezpz runs` (sys/run_records).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ezpz/attempts.hpp"
+
+namespace ezpz {
+
+// How one attempt ended: verdict.json in its attempt directory.
+struct AttemptVerdict {
+  int attempt = 1;
+  std::vector<std::string> hosts;
+  int exit_code = 0;          // what ezpz reports for it (124 when a limit stopped it)
+  int launcher_exit = 0;      // the launcher's own status, 128+N for signal N
+  int forwarded_signal = 0;   // a stop signal ezpz received and passed on
+  Watchdog watchdog = Watchdog::none;
+  Classification classification;
+  std::vector<std::string> swaps;  // "bad -> spare", made after this attempt
+  std::string next;                // what ezpz did next, in words
+  double to_spawn_s = 0;
+  std::optional<double> to_first_output_s;
+  double total_s = 0;
+};
+std::string verdict_json(const AttemptVerdict& verdict);
+
+// The run as a whole: run.json in the run directory, rewritten as it goes.
+struct RunSummary {
+  std::string id;
+  std::string started;  // local time, ISO 8601
+  std::string cwd;
+  std::vector<std::string> command;
+  std::string machine;
+  std::string scheduler;
+  std::string job_id;
+  std::vector<std::string> hosts;   // the first attempt's
+  std::vector<std::string> spares;
+  int attempts = 0;
+  std::optional<int> exit_code;     // empty while the run goes on
+  std::string ending;               // the last attempt's classification
+  std::string reason;
+  bool operator==(const RunSummary&) const = default;
+};
+std::string summary_json(const RunSummary& summary);
+
+// Throws Error naming `source` when the text is not a run summary.
+RunSummary parse_summary(std::string_view json, std::string_view source);
+
+// `ezpz runs`: newest first, one line each.
+std::string runs_table(const std::vector<RunSummary>& runs);
+
+// `ezpz runs show`: the summary, then one line per attempt from its verdict.json text.
+std::string run_details(const RunSummary& summary, const std::vector<std::string>& verdicts,
+                        std::string_view directory);
+
+// The exit status ezpz gives an attempt: 124 when --timeout or --idle-timeout
+// stopped it (as timeout(1) does), else the launcher's.
+int attempt_exit_code(Watchdog watchdog, int launcher_exit);
+
+std::string_view to_string(Watchdog watchdog);
+
+}  // namespace ezpz

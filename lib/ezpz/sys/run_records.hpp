@@ -1,0 +1,50 @@
+#pragma once
+// Run records on disk: ./.ezpz/runs/<id>/ (or --runs-dir, EZPZ_RUNS_DIR) with
+// run.json, plan.json, hostfile and attempt-N/{output.log,verdict.json}.
+// Only this user can read them (0700): a job's output may hold what it should not.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ezpz/env.hpp"
+#include "ezpz/run_record.hpp"
+
+namespace ezpz::sys {
+
+// --runs-dir, else EZPZ_RUNS_DIR, else ./.ezpz/runs.
+std::string runs_directory(const std::optional<std::string>& flag, const Env& env);
+
+class RunRecorder {
+ public:
+  // Creates RUNS_DIR/ID. Throws Error naming the directory when it cannot.
+  RunRecorder(const std::string& runs_dir, const std::string& id);
+  const std::string& directory() const { return directory_; }
+  // Creates attempt-N and returns its path.
+  std::string attempt_directory(int attempt) const;
+  // Writes DIRECTORY/relative atomically (a reader never sees half a file).
+  void write(const std::string& relative, const std::string& text) const;
+
+ private:
+  std::string directory_;
+};
+
+// Every readable run under `runs_dir`, newest first; none when it does not exist.
+std::vector<RunSummary> list_runs(const std::string& runs_dir);
+
+// The directory of the run whose id is `id` or starts with it. Throws Error
+// when none or several match.
+std::string find_run(const std::string& runs_dir, const std::string& id);
+
+// The verdict.json texts of a run's attempts, in attempt order.
+std::vector<std::string> attempt_verdicts(const std::string& run_dir);
+
+// Sleeps `duration` unless SIGINT, SIGTERM or SIGHUP arrives first (then
+// returns it; 0 otherwise): a back-off between attempts stays interruptible
+// and ezpz still records how the run ended.
+int sleep_unless_signalled(std::chrono::milliseconds duration);
+
+// Now, local time, ISO 8601 with the offset: 2026-11-22T09:41:07+0000.
+std::string local_time_iso();
+
+}  // namespace ezpz::sys

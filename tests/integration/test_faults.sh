@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Fault tests in a simulated 4-node PBS job (PBS_JOBID, PBS_NODEFILE, MPICH
+# Hydra): a rank SIGKILLed, a node that cannot be reached with a spare to take
+# its place, a hung rank and --idle-timeout, SIGINT once and twice, SIGTERM at
+# walltime. Each checks the exit status, the words ezpz prints, the run record
+# and that no process of the job is left (every simulated node is this machine,
+# so its process table is every node's).
+source "$(dirname "$0")/common.sh"
+
+require_mpiexec
+start_fake_pbs_job 4
+announce_passes
+runs="$scratch/runs"
+launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
+# The attempt directory of the newest run.
+newest_run() { ls -d "$runs"/*/ | sort | tail -n 1; }
+verdict() { jq -r "$2" "$(newest_run)/attempt-$1/verdict.json"; }
+
+# --- A rank SIGKILLed: ezpz ends within 5 s and names the rank and its host ------------------
+start_job killed 4 --ppn 1 || exit 1
+rank1=""
+for pid in $(live_pids "$job_cmdline"); do
+  tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'RANK=1' && rank1=$pid
+done
+expect_true "killed: rank 1 found by its RANK" test -n "$rank1"
+t0=$(now_ms)
+kill -KILL "$rank1"
+finish_job killed 5
+elapsed=$(($(now_ms) - t0))
+expect_true "killed: ezpz exits within 5 s (took ${elapsed} ms)" test "$elapsed" -lt 5000
+expect_true "killed: non-zero exit ($job_rc)" test "$job_rc" -ne 0
+expect_eq "killed: ezpz names the rank, its pid and host" \
+  "ezpz: attempt 1 ended: bad_node: exit status $job_rc: rank 1 (pid $rank1) on n02: EXIT CODE: 9" \
+  "$(grep '^ezpz: attempt' "$scratch/killed.err")"
+expect_job_gone killed
+expect_eq "killed: verdict.json has the failed rank" "1 n02 true" \
+  "$(verdict 1 '.failed_ranks[0] | "\(.ranks) \(.host) \(.died_of_signal)"')"
+expect_eq "killed: run.json has the exit status" "$job_rc" "$(jq -r .exit_code "$(newest_run)/run.json")"
+
+# --- A hung rank: --idle-timeout fires, exit 124, nothing left ------------------------------
+start_job hung 8 --idle-timeout 2 -- sh -c 'echo "rank $RANK up"; exec "$0" "$@"' || exit 1
+finish_job hung 15
+expect_eq "hung: exit 124" 124 "$job_rc"
+expect_job_gone hung
+expect_eq "hung: ezpz says which limit fired" \
+  "ezpz: no output for 2 s; sending SIGTERM to the launcher" \
+  "$(grep '^ezpz: no output' "$scratch/hung.err")"
+expect_eq "hung: the verdict" "hang idle_timeout 124" \
+  "$(verdict 1 '"\(.classification) \(.stopped_by) \(.exit_code)"')"
+expect_eq "hung: the output was still shown and recorded" 8 "$(grep -c '^rank [0-7] up$' "$scratch/hung.out")"
+expect_eq "hung: ... and recorded" 8 "$(grep -c '^rank [0-7] up$' "$(newest_run)/attempt-1/output.log")"
+
+# --- SIGINT once: forwarded, the ranks stop -------------------------------------------------
+start_job interrupted 8 || exit 1
+kill -INT "$job_pid"
+finish_job interrupted 10
+expect_eq "SIGINT: exit 130" 130 "$job_rc"
+expect_job_gone interrupted
+expect_true "SIGINT: ezpz says it forwarded it" \
+  grep -q "^ezpz: forwarding SIGINT to the launcher (pid ${job_pids[0]})\$" "$scratch/interrupted.err"
+expect_eq "SIGINT: verdict interrupted" interrupted "$(verdict 1 .classification)"
+
+# --- SIGINT twice: ranks that ignore it are SIGKILLed at once -------------------------------
+start_job insisted 8 --grace 30 -- sh -c 'trap "" INT; exec "$0" "$@"' || exit 1
+kill -INT "$job_pid"
+expect_true "SIGINT twice: the first is forwarded" \
+  wait_until 10 grep -q '^ezpz: forwarding SIGINT' "$scratch/insisted.err"
+sleep 0.5
+expect_eq "SIGINT twice: the ranks ignored the first" 8 "$(count_live "$job_cmdline")"
+t0=$(now_ms)
+kill -INT "$job_pid"
+finish_job insisted 5
+expect_eq "SIGINT twice: exit 137 (SIGKILL), long before the 30 s grace" 137 "$job_rc"
+if wait_until 5 job_gone; then pass; else expect_job_gone insisted; fi
+expect_true "SIGINT twice: ezpz says it escalated" \
+  grep -q "^ezpz: second SIGINT; sending SIGKILL to the launcher (pid ${job_pids[0]})\$" "$scratch/insisted.err"
+
+# --- SIGTERM inside the job is walltime: passed on, 143, never retried ---------------------
+start_job walltime 8 --retries 3 --retry-delay 0 || exit 1
+kill -TERM "$job_pid"
+finish_job walltime 10
+expect_eq "walltime: exit 143" 143 "$job_rc"
+expect_job_gone walltime
+expect_eq "walltime: one attempt, classified walltime" "1 walltime" \
+  "$(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
+expect_eq "walltime: not retried" "stop: walltime is not retried" "$(verdict 1 .next)"
+
+# --- A node that cannot be reached, and a spare --------------------------------------------
+# Hydra starts a proxy on each node with ssh. The stand-in below behaves as
+# OpenSSH does for what the test needs: it resolves the host (getent, so
+# /etc/hosts decides), prints ssh's own message and exits 255 when it cannot;
+# else it runs the command here (every simulated node is this machine), and
+# kills it when mpiexec goes away, as a remote command dies with its dropped
+# connection.
+mkdir -p "$scratch/bin"
+cat >"$scratch/bin/ssh" <<'EOF'
+#!/bin/bash
+while [[ $1 == -* ]]; do shift; done
+host=$1; shift
+if ! getent hosts "$host" >/dev/null; then
+  echo "ssh: Could not resolve hostname $host: Name or service not known" >&2
+  exit 255
+fi
+parent=$PPID
+/bin/sh -c "$*" &
+remote=$!
+while kill -0 "$remote" 2>/dev/null; do
+  if ! kill -0 "$parent" 2>/dev/null; then
+    pkill -KILL -P "$remote"; kill -KILL "$remote"; exit 255
+  fi
+  sleep 0.2
+done
+wait "$remote"
+EOF
+chmod +x "$scratch/bin/ssh"
+# n02 leaves /etc/hosts (every line naming it loses that name) until the test ends.
+cp /etc/hosts "$scratch/hosts.saved"
+restore_hosts() { cat "$scratch/hosts.saved" >/etc/hosts; }
+on_exit restore_hosts
+sed -E 's/[[:space:]]n02([[:space:]]|$)/\1/' "$scratch/hosts.saved" >/etc/hosts
+expect_true "failover: n02 no longer resolves" bash -c '! getent hosts n02'
+
+t0=$(now_ms)
+run_ezpz failover HYDRA_LAUNCHER=ssh HYDRA_LAUNCHER_EXEC="$scratch/bin/ssh" \
+  launch --ppn 1 --spares 1 --retry-delay 0.5 -- sh -c 'echo "rank $RANK of $WORLD_SIZE ok"'
+elapsed=$(($(now_ms) - t0))
+expect_eq "failover: exit 0 on the second attempt" 0 "$rc"
+expect_eq "failover: three ranks ran, once" "rank 0 of 3 ok
+rank 1 of 3 ok
+rank 2 of 3 ok" "$(grep '^rank' <<<"$out" | sort)"
+expect_eq "failover: ezpz explains" \
+  "ezpz: a failed node in the output (\"ssh: Could not resolve hostname n02: Name or service not known\"); sending SIGTERM to the launcher
+ezpz: attempt 1 ended: bad_node: exit status 143; bad node: n02
+ezpz: retry on new hosts (n02 -> n04); attempt 2 in 0.5 s
+ezpz: attempt 2 on n01 n03 n04" "$(grep '^ezpz: ' <<<"$err")"
+expect_true "failover: no waiting for a hang (took ${elapsed} ms)" test "$elapsed" -lt 20000
+expect_eq "failover: attempt 1's verdict" "bad_node n02 n02 -> n04 bad_node_signature" \
+  "$(verdict 1 '"\(.classification) \(.bad_hosts | join(",")) \(.swaps | join(",")) \(.stopped_by)"')"
+expect_eq "failover: attempt 2's verdict" "success n01,n03,n04 0" \
+  "$(verdict 2 '"\(.classification) \(.hosts | join(",")) \(.exit_code)"')"
+expect_eq "failover: run.json" "2 success 0 n04" \
+  "$(jq -r '"\(.attempts) \(.ending) \(.exit_code) \(.spares | join(","))"' "$(newest_run)/run.json")"
+expect_true "failover: ezpz runs lists it" \
+  grep -q "^$(basename "$(newest_run)")  .*  2  success  *0  sh -c " <<<"$(launch_env "$EZPZ_BIN" runs)"
+restore_hosts
+no_proxies() { ! pgrep -f -- "--launcher-exec $scratch/bin/ssh" >/dev/null; }
+expect_true "failover: no proxy of either attempt is left" wait_until 5 no_proxies
+
+finish

@@ -1,0 +1,123 @@
+#include <nlohmann/json.hpp>
+
+#include "ezpz/error.hpp"
+#include "ezpz/run_record.hpp"
+#include "tests/catch.hpp"
+
+using namespace ezpz;
+
+namespace {
+
+RunSummary sample_run() {
+  RunSummary r;
+  r.id = "20261122-095931-n01-4242";
+  r.started = "2026-11-22T09:59:31+0000";
+  r.cwd = "/home/me/job";
+  r.command = {"python3", "train.py", "--note", "it's $(fine)"};
+  r.machine = "generic-pbs";
+  r.scheduler = "pbs";
+  r.job_id = "4242.pbs";
+  r.hosts = {"n01", "n02"};
+  r.spares = {"n03"};
+  r.attempts = 2;
+  r.exit_code = 0;
+  r.ending = "success";
+  r.reason = "exit status 0";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a run summary reads back as written", "[record]") {
+  const RunSummary run = sample_run();
+  CHECK(parse_summary(summary_json(run), "run.json") == run);
+  RunSummary running = run;
+  running.exit_code.reset();
+  CHECK(parse_summary(summary_json(running), "run.json") == running);
+}
+
+TEST_CASE("a damaged summary is named", "[record]") {
+  CHECK_THROWS_WITH(parse_summary("{\"id\": 3}", "runs/x/run.json"),
+                    Catch::StartsWith("runs/x/run.json: not an ezpz run record: "));
+  CHECK_THROWS_WITH(parse_summary("not json", "runs/x/run.json"),
+                    Catch::StartsWith("runs/x/run.json: not an ezpz run record: "));
+}
+
+TEST_CASE("a verdict holds the ending, the failed ranks, the swaps and the timings", "[record]") {
+  AttemptVerdict v;
+  v.attempt = 1;
+  v.hosts = {"n01", "n02"};
+  v.launcher_exit = 233;
+  v.exit_code = 233;
+  v.watchdog = Watchdog::signature;
+  v.classification = {Ending::bad_node,
+                      {"n02"},
+                      {{"n02", "1", "", "Killed", true}},
+                      "exit status 233; bad node: n02"};
+  v.swaps = {"n02 -> n03"};
+  v.next = "retry on new hosts (n02 -> n03)";
+  v.to_spawn_s = 0.0123;
+  v.total_s = 11.5;
+  const auto json = nlohmann::json::parse(verdict_json(v));
+  CHECK(json["attempt"] == 1);
+  CHECK(json["exit_code"] == 233);
+  CHECK(json["stopped_by"] == "bad_node_signature");
+  CHECK(json["classification"] == "bad_node");
+  CHECK(json["bad_hosts"] == nlohmann::json::array({"n02"}));
+  CHECK(json["failed_ranks"][0]["ranks"] == "1");
+  CHECK(json["failed_ranks"][0]["host"] == "n02");
+  CHECK(json["failed_ranks"][0]["died_of_signal"] == true);
+  CHECK(json["swaps"] == nlohmann::json::array({"n02 -> n03"}));
+  CHECK(json["timings"]["to_spawn_s"] == 0.012);
+  CHECK(json["timings"]["to_first_output_s"].is_null());
+  CHECK(json["timings"]["total_s"] == 11.5);
+}
+
+TEST_CASE("a limit gives exit 124, as timeout(1) does; anything else the launcher's", "[record]") {
+  CHECK(attempt_exit_code(Watchdog::timeout, 143) == 124);
+  CHECK(attempt_exit_code(Watchdog::idle, 137) == 124);
+  CHECK(attempt_exit_code(Watchdog::signature, 143) == 143);
+  CHECK(attempt_exit_code(Watchdog::none, 3) == 3);
+}
+
+TEST_CASE("the runs table quotes commands and marks a run still going", "[record]") {
+  RunSummary running = sample_run();
+  running.id = "20261122-100000-n01-1";
+  running.exit_code.reset();
+  const std::string table = runs_table({running, sample_run()});
+  CHECK(table ==
+        "ID                        STARTED              ATTEMPTS  ENDING             EXIT  COMMAND\n"
+        "20261122-100000-n01-1     2026-11-22T09:59:31         2  running               -  "
+        "python3 train.py --note 'it'\\''s $(fine)'\n"
+        "20261122-095931-n01-4242  2026-11-22T09:59:31         2  success               0  "
+        "python3 train.py --note 'it'\\''s $(fine)'\n");
+  CHECK(runs_table({}) == "no runs recorded\n");
+}
+
+TEST_CASE("run details list each attempt from its verdict", "[record]") {
+  AttemptVerdict first;
+  first.attempt = 1;
+  first.exit_code = 233;
+  first.classification = {Ending::bad_node, {"n02"}, {}, "exit status 233; bad node: n02"};
+  first.next = "retry on new hosts (n02 -> n03)";
+  first.total_s = 11.46;
+  AttemptVerdict second;
+  second.attempt = 2;
+  second.classification = {Ending::success, {}, {}, "exit status 0"};
+  second.total_s = 3.2;
+  const std::string text = run_details(sample_run(), {verdict_json(first), verdict_json(second)},
+                                       ".ezpz/runs/20261122-095931-n01-4242");
+  CHECK(text ==
+        "run 20261122-095931-n01-4242\n"
+        "  started   2026-11-22T09:59:31+0000\n"
+        "  command   python3 train.py --note 'it'\\''s $(fine)'\n"
+        "  directory /home/me/job\n"
+        "  machine   generic-pbs (pbs, job 4242.pbs)\n"
+        "  hosts     n01 n02\n"
+        "  spares    n03\n"
+        "  result    exit 0: success: exit status 0\n"
+        "attempt 1: exit 233, bad_node: exit status 233; bad node: n02 (11.5 s); retry on new hosts "
+        "(n02 -> n03)\n"
+        "attempt 2: exit 0, success: exit status 0 (3.2 s)\n"
+        "records in .ezpz/runs/20261122-095931-n01-4242\n");
+}
