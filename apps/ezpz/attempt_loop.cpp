@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <exception>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -19,9 +21,28 @@
 
 namespace ezpz {
 
+namespace {
+
+// CLI11's own range check prints the whole range of a double; this says what is wanted.
+const CLI::Validator k_seconds(
+    [](std::string& text) -> std::string {
+      double value = -1;
+      std::size_t used = 0;
+      try {
+        value = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == text.size() && value >= 0 && std::isfinite(value)) return "";
+      return fmt::format("expected a number of seconds, 0 or more; got \"{}\"", text);
+    },
+    "SECONDS");
+
+}  // namespace
+
 void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   const char* group = "Supervision";
-  auto non_negative = CLI::NonNegativeNumber;
+  const CLI::Validator& non_negative = k_seconds;
   cmd.add_option("--timeout", o.timeout_s,
                  "Stop an attempt after SECONDS (SIGTERM, then SIGKILL after --grace); exit 124")
       ->check(non_negative)->group(group);
@@ -39,7 +60,7 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--spares", o.spares,
                  "Hold back K hosts; a failed node is swapped for one and the job relaunched")
       ->check(CLI::Range(0, 1 << 20))->group(group);
-  cmd.add_flag("--no-record{false}", o.record,
+  cmd.add_flag("--no-record", o.no_record,
                "Write no run record (default: .ezpz/runs/ID: plan, output, verdicts)")
       ->group(group);
   cmd.add_option("--runs-dir", o.runs_dir, "Where run records go (EZPZ_RUNS_DIR, .ezpz/runs)")
@@ -104,7 +125,7 @@ Run start_run(const AttemptOptions& o, const PreparedLaunch& prepared, const Con
           BadNodeMatcher(prepared.inputs.profile.bad_node_patterns), std::nullopt, {}};
   log::info("run id: {}", run.id);
   run.summary = first_summary(run);
-  if (!o.record) return run;
+  if (o.no_record) return run;
   run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
   record(run, "plan.json", render_json(prepared.planned, prepared.context) + "\n");
   record(run, "hostfile", hostfile_text(run.pool.active));
@@ -123,7 +144,7 @@ sys::ProcessOptions process_options(const Run& run, const std::string& output_pa
   p.output_record_path = output_path;
   // Without a reason to read the output it is left alone: the ranks write straight to ezpz's
   // own stdout and stderr, as with no launcher in between.
-  p.capture_output = o.record || o.idle_timeout_s > 0 || failover(o);
+  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o);
   if (failover(o) && !run.matcher.empty()) {
     const BadNodeMatcher* matcher = &run.matcher;
     p.stop_on_stderr_line = [matcher](std::string_view line) {

@@ -18,7 +18,7 @@ struct AttemptOptions {
   std::optional<int> retries; // --retries: further attempts after a node-side failure
   int spares = 0;             // --spares: hosts held back to replace bad ones
   double retry_delay_s = 5;   // --retry-delay: the first back-off, doubled each time (cap 60 s)
-  bool record = true;         // --no-record turns the run record off
+  bool no_record = false;     // --no-record: no run record
   std::optional<std::string> runs_dir;  // --runs-dir
 };
 

@@ -11,6 +11,7 @@ trap 'rm -rf "$scratch"' EXIT
 # A minimal environment: nothing from the developer's shell leaks into a test.
 clean_env() {
   env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="$scratch/home" EZPZ_RUN_DIR="$scratch/run" \
+    EZPZ_RUNS_DIR="$scratch/runs" \
     MASTER_PORT=29500 "$@"
 }
 

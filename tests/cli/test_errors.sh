@@ -132,4 +132,25 @@ out=$(clean_env "$EZPZ_BIN" launch --dry-run -n 1 -- echo "\$(touch $marker)" "\
 expect_eq "hostile words are quoted in the plan" \
   "'\$(touch $marker)' '\`touch $marker\`'" "$(printf '%s' "$out" | sed 's/.*ezpz-rankenv echo //')"
 if [ -e "$marker" ]; then fail "a hostile word was executed"; else pass; fi
+
+# launch supervision and run records: checked before anything starts or is recorded.
+runs_env=(EZPZ_RUNS_DIR="$scratch/run/runs")
+expect_error "spares: none left active" 2 \
+  "--spares 2: the allocation has 2 hosts; at least one must stay active" -- \
+  "${aurora[@]}" "${runs_env[@]}" -- launch --spares 2 -- true
+expect_error "timeout: negative" 2 '--timeout: expected a number of seconds, 0 or more; got "-1"' -- \
+  "${runs_env[@]}" -- launch --timeout -1 -- true
+expect_error "idle timeout: not a number" 2 \
+  '--idle-timeout: expected a number of seconds, 0 or more; got "1x"' -- \
+  "${runs_env[@]}" -- launch --idle-timeout 1x -- true
+expect_error "retries: too many" 2 "--retries: Value 101 not in range 0 to 100" -- \
+  "${runs_env[@]}" -- launch --retries 101 -- true
+expect_error "runs show: no such run" 2 "runs: no run 2026 in $scratch/run/runs" -- \
+  "${runs_env[@]}" -- runs show 2026
+printf 'launcher: srun\nbad_node_patterns:\n  lost: "^lost node"\n' >"$bad_profiles/nogroup.yaml"
+expect_error "bad-node pattern without a group" 2 \
+  "$bad_profiles/nogroup.yaml:3: bad_node_patterns.lost: expected a capture group for the host" -- \
+  EZPZ_MACHINES_PATH="$bad_profiles" "${runs_env[@]}" -- launch --machine nogroup -- true
+rm "$bad_profiles/nogroup.yaml"
+
 finish
