@@ -16,7 +16,8 @@ done
 linked=$(ldd "$EZPZ_BIN" | grep -Ei 'mpi|torch|c10' || true)
 expect_eq "ezpz links neither MPI nor libtorch" "" "$linked"
 
-# CI runs exactly the README's test command.
-ci_command=$(grep -v '^#' "$EZPZ_SRC/.ci/run" | grep 'ctest')
-grep -qxF "$ci_command" "$EZPZ_SRC/README.md" && pass || fail ".ci/run's command is not in README.md"
+# CI runs exactly the README's test command (an empty one would match any blank line).
+ci_command=$(grep -v '^#' "$EZPZ_SRC/.ci/run" | grep 'scripts/check' || true)
+[ -n "$ci_command" ] && grep -qxF "$ci_command" "$EZPZ_SRC/README.md" && pass ||
+  fail ".ci/run's command '$ci_command' is not in README.md"
 finish
