@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ezpz/error.hpp"
 #include "ezpz/allocation.hpp"
@@ -216,10 +217,8 @@ Classification classify_attempt(const AttemptFacts& f, const std::vector<BadNode
   // A named bad node explains a hang or a timeout too: it comes first.
   std::vector<std::string> hosts = scrape_bad_hosts(f.output, patterns);
   if (!hosts.empty()) {
-    std::string names;
-    for (const std::string& host : hosts) names += (names.empty() ? "" : ", ") + host;
     return {Ending::bad_node, hosts, std::move(failed),
-            fmt::format("exit status {}; bad node: {}", f.exit_status, names)};
+            fmt::format("exit status {}; bad node: {}", f.exit_status, fmt::join(hosts, ", "))};
   }
   if (f.watchdog == Watchdog::timeout) {
     return {Ending::timeout, {}, std::move(failed), "the --timeout limit passed"};

@@ -34,7 +34,10 @@ double ms(double seconds) { return static_cast<double>(static_cast<long long>(se
 
 std::string command_line(const std::vector<std::string>& words) {
   std::string line;
-  for (const std::string& word : words) line += (line.empty() ? "" : " ") + shell_quote(word);
+  for (const std::string& word : words) {
+    if (!line.empty()) line += ' ';  // not `"" + std::string`: GCC 12 warns (-Wrestrict) wrongly
+    line += shell_quote(word);
+  }
   return line;
 }
 

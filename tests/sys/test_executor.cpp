@@ -583,3 +583,32 @@ TEST_CASE("a line on stderr can stop the launcher at once", "[executor][capture]
   CHECK(err.ends_with("ezpz: a failed node in the output (\"ssh: Could not resolve n03\"); "
                       "sending SIGTERM to the launcher\n"));
 }
+
+TEST_CASE("with a record, bulk stdout is spliced and still arrives whole, in order, with its tail",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string record = dir.file("output.log");
+  ProcessOptions options = capturing(record);
+  options.tail_bytes = 1000;
+  ezpz::sys::RunOutcome outcome;
+  std::string out;
+  std::string err;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell("seq 1 300000; echo middle >&2; seq 300001 400000; "
+                                         "echo the-end >&2"));
+    out = read_text_file(out_file.path());
+    err = read_text_file(err_file.path());
+  }
+  std::string expected;
+  for (int i = 1; i <= 400000; ++i) expected += std::to_string(i) + "\n";
+  CHECK(out == expected);
+  CHECK(err == "middle\nthe-end\n");
+  const std::string recorded = read_text_file(record);
+  CHECK(recorded.size() == expected.size() + err.size());
+  CHECK(recorded.ends_with("399999\n400000\nthe-end\n"));
+  CHECK(outcome.output_tail.size() == 1000);
+  CHECK(outcome.output_tail.ends_with("400000\nthe-end\n"));
+}

@@ -38,7 +38,8 @@ class OutputPump {
   void drain(std::chrono::steady_clock::time_point deadline);
 
   bool open() const;
-  const std::string& tail() const { return tail_; }
+  // At least the last tail_bytes of both streams (fewer when there were fewer).
+  std::string tail() const;
 
   // Shows `watcher` every whole line of the launcher's stderr (where launchers report failed
   // nodes) until it returns true; that line is then `tripped_line()`. stdout is not watched:
@@ -53,11 +54,17 @@ class OutputPump {
     int passed_to = -1;  // ezpz's own stdout or stderr; -1 once it has gone (EPIPE)
   };
   std::size_t read_once(Pipe& pipe);
+  std::size_t splice_once(Pipe& pipe);
+  void pass_on(Pipe& pipe, std::size_t count);
+  void record_copy(std::size_t count);
   void keep(std::string_view data);
   void show_lines(std::string_view data);
 
   std::array<Pipe, 2> pipes_{};
   int record_fd_ = -1;
+  std::array<int, 2> copy_ = {-1, -1};  // tee's second copy of stdout, on its way to the record
+  bool spliceable_ = false;
+  bool spliced_ = false;
   std::size_t tail_bytes_;
   std::string tail_;
   std::vector<char> buffer_;
