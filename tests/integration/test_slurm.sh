@@ -361,11 +361,17 @@ expect_true "rank killed: no slurmstepd of the job left" wait_until 10 stepd_gon
 # --- A node made unavailable: its spare takes over ------------------------------------
 # The job stops n03's slurmd once it has its 4 nodes; ezpz runs on n01-n03 with
 # n04 spare. srun cannot start n03's task, says so, and ezpz swaps n04 in.
+# The job cannot leave COMPLETING until n03's slurmd answers again: it is
+# restarted as soon as ezpz has finished, not after the job.
 run_batch_prefix="kill -TERM \"\$(cat '$EZPZ_SLURM_DIR/run/slurmd-n03.pid')\"; sleep 1"
-batch_timeout=90 run_batch spare -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$scratch/runs" \
+rm -f "$scratch/spare.rc"
+( wait_until 150 test -s "$scratch/spare.rc"
+  "$cluster" up >"$scratch/restart.log" 2>&1 || sed 's/^/  restart: /' "$scratch/restart.log" >&2 ) &
+restarter=$!
+batch_timeout=180 run_batch spare -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$scratch/runs" \
   launch --spares 1 --retry-delay 1 -- sh -c 'echo "rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME"'
 run_batch_prefix=""
-"$cluster" up >"$scratch/restart.log" 2>&1 || sed 's/^/  restart: /' "$scratch/restart.log" >&2
+wait "$restarter"
 expect_eq "spare: exit 0" 0 "$rc"
 spare_run=$(ls -d "$scratch/runs"/*/ | sort | tail -n 1)
 expect_eq "spare: the second attempt ran on n01, n02 and n04" "rank 0 of 3 on n01
