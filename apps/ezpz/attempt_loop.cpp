@@ -1,5 +1,6 @@
 #include "attempt_loop.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -154,6 +155,24 @@ sys::ProcessOptions process_options(const Run& run, const std::string& output_pa
   return p;
 }
 
+// Processes of this run still alive on this node once the launcher has gone: an MPI proxy
+// or an ssh client that a launcher stopped mid-start-up leaves orphaned (Hydra's do not
+// exit when mpiexec dies before they connect). They would outlive the run, and hold
+// sockets and GPUs the next attempt needs, so they get the launcher's own ending: SIGTERM,
+// then SIGKILL after a short grace. Other nodes' are beyond reach here; `ezpz kill --all-nodes`
+// sweeps them.
+std::vector<std::string> stop_leftovers(const Run& run) {
+  const auto targets = kill::select_targets(sys::list_processes(), run.id, getpid(), {});
+  std::vector<std::string> stopped;
+  for (const sys::SignalResult& r : sys::signal_processes(targets, SIGTERM, milliseconds(500)))
+    stopped.push_back(fmt::format("{} {}", r.process.pid, r.process.command));
+  if (!stopped.empty())
+    log::write("ezpz: ", fmt::format("stopped {} process(es) of the run left on this node after "
+                                     "the launcher exited: {}",
+                                     stopped.size(), fmt::join(stopped, "; ")));
+  return stopped;
+}
+
 AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned) {
   std::string output_path;
   if (run.recorder) {
@@ -179,6 +198,7 @@ AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned
   v.to_spawn_s = to_s(outcome.to_spawn);
   if (outcome.to_first_output) v.to_first_output_s = to_s(*outcome.to_first_output);
   v.total_s = to_s(outcome.total);
+  v.leftovers = stop_leftovers(run);
   return v;
 }
 

@@ -80,6 +80,7 @@ std::string verdict_json(const AttemptVerdict& v) {
       {"failed_ranks", failed_json(c.failed)},
       {"swaps", v.swaps},
       {"next", v.next},
+      {"leftovers", v.leftovers},
       {"timings",
        {{"to_spawn_s", ms(v.to_spawn_s)},
         {"to_first_output_s",

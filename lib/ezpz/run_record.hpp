@@ -15,13 +15,15 @@ namespace ezpz {
 struct AttemptVerdict {
   int attempt = 1;
   std::vector<std::string> hosts;
-  int exit_code = 0;          // what ezpz reports for it (124 when a limit stopped it)
-  int launcher_exit = 0;      // the launcher's own status, 128+N for signal N
-  int forwarded_signal = 0;   // a stop signal ezpz received and passed on
+  int exit_code = 0;         // what ezpz reports for it (124 when a limit stopped it)
+  int launcher_exit = 0;     // the launcher's own status, 128+N for signal N
+  int forwarded_signal = 0;  // a stop signal ezpz received and passed on
   Watchdog watchdog = Watchdog::none;
   Classification classification;
   std::vector<std::string> swaps;  // "bad -> spare", made after this attempt
   std::string next;                // what ezpz did next, in words
+  std::vector<std::string>
+      leftovers;  // "PID COMMAND" of processes still alive after the launcher, stopped by ezpz
   double to_spawn_s = 0;
   std::optional<double> to_first_output_s;
   double total_s = 0;

@@ -56,6 +56,7 @@ TEST_CASE("a verdict holds the ending, the failed ranks, the swaps and the timin
                       "exit status 233; bad node: n02"};
   v.swaps = {"n02 -> n03"};
   v.next = "retry on new hosts (n02 -> n03)";
+  v.leftovers = {"4242 hydra_pmi_proxy --proxy-id 2"};
   v.to_spawn_s = 0.0123;
   v.total_s = 11.5;
   const auto json = nlohmann::json::parse(verdict_json(v));
@@ -68,6 +69,7 @@ TEST_CASE("a verdict holds the ending, the failed ranks, the swaps and the timin
   CHECK(json["failed_ranks"][0]["host"] == "n02");
   CHECK(json["failed_ranks"][0]["died_of_signal"] == true);
   CHECK(json["swaps"] == nlohmann::json::array({"n02 -> n03"}));
+  CHECK(json["leftovers"] == nlohmann::json::array({"4242 hydra_pmi_proxy --proxy-id 2"}));
   CHECK(json["timings"]["to_spawn_s"] == 0.012);
   CHECK(json["timings"]["to_first_output_s"].is_null());
   CHECK(json["timings"]["total_s"] == 11.5);
