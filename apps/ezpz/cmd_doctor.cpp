@@ -219,11 +219,6 @@ void add_deep(const DoctorOptions& o, const Context& context, const doctor::Snap
   }
 }
 
-bool use_color(const Context& context) {
-  return sys::stdout_is_terminal() && !get_nonempty(context.env, "NO_COLOR") &&
-         get_nonempty(context.env, "TERM").value_or("") != "dumb";
-}
-
 }  // namespace
 
 int run_doctor(const DoctorOptions& o, const Context& context) {
@@ -237,7 +232,7 @@ int run_doctor(const DoctorOptions& o, const Context& context) {
   if (o.deep) add_deep(o, context, snapshot, report);
   report.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
   std::string text = o.plan.json ? doctor::render_json(report) + "\n"
-                                 : doctor::render_text(report, use_color(context));
+                                 : doctor::render_text(report, context.color);
   std::fputs(text.c_str(), stdout);
   return doctor::worst(report.checks) == doctor::Status::error ? 1 : 0;
 }

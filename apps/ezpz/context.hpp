@@ -9,6 +9,7 @@ namespace ezpz {
 struct Context {
   Env env;               // the process environment, captured once
   std::string self_dir;  // directory of the ezpz binary: helpers are found from it (bundled.hpp)
+  bool color = false;    // colour what goes to stdout (--color, NO_COLOR, a terminal)
 };
 
 }  // namespace ezpz

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
     launch.after_double_dash = test.after_double_dash = line.after_double_dash;
-    ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL
+    ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL/--color
+    context.color = ezpz::stdout_color(globals, context.env);
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
     if (test_cmd->parsed()) return ezpz::run_test(test, context);
     if (doctor_cmd->parsed()) return ezpz::run_doctor(doctor, context);

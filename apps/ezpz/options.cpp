@@ -1,7 +1,10 @@
 #include "options.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include "ezpz/color.hpp"
 #include "ezpz/log.hpp"
 
 namespace ezpz {
@@ -22,6 +25,22 @@ void add_verbosity_flags(CLI::App& app, GlobalOptions& options) {
   app.add_flag("-v,--verbose", options.verbose,
                "Debug output on stderr: which rule chose the scheduler, machine and layout");
   app.add_flag("-q,--quiet", options.quiet, "Only errors on stderr");
+  app.add_option("--color", options.color,
+                 "Colour the output: auto (a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->default_str("auto");
+}
+
+namespace {
+bool color_for(const GlobalOptions& options, const Env& env, int fd) {
+  // IsMember has vetted the word.
+  return use_color(parse_color_mode(options.color).value_or(ColorMode::automatic), env,
+                   ::isatty(fd) == 1);
+}
+}  // namespace
+
+bool stdout_color(const GlobalOptions& options, const Env& env) {
+  return color_for(options, env, STDOUT_FILENO);
 }
 
 CommandLine split_command_line(int argc, char** argv) {
@@ -50,6 +69,7 @@ void apply_globals(const GlobalOptions& options, const Env& env) {
   if (options.verbose > 0) level = log::Level::debug;
   if (options.quiet) level = log::Level::quiet;
   log::set_level(level);
+  log::set_color(color_for(options, env, STDERR_FILENO));
 }
 
 int report_error(const Error& error) {

@@ -14,14 +14,18 @@ namespace ezpz {
 struct GlobalOptions {
   int verbose = 0;
   bool quiet = false;
+  std::string color = "auto";  // --color: auto, always, never
 };
 
 // -v/--verbose (repeatable), -q/--quiet, --version.
 void setup_globals(CLI::App& app, GlobalOptions& options);
 
-// Sets the log level: -q > -v > EZPZ_LOG_LEVEL > warn. Throws Error for a bad
-// EZPZ_LOG_LEVEL.
+// Sets the log level (-q > -v > EZPZ_LOG_LEVEL > warn) and whether ezpz's stderr lines
+// are coloured. Throws Error for a bad EZPZ_LOG_LEVEL.
 void apply_globals(const GlobalOptions& options, const Env& env);
+
+// Whether to colour what ezpz writes on stdout (--color, NO_COLOR, a terminal).
+bool stdout_color(const GlobalOptions& options, const Env& env);
 
 // argv split at the first "--": ezpz parses the words before it; the words
 // after it belong to the user's command and are never parsed.
@@ -31,8 +35,8 @@ struct CommandLine {
 };
 CommandLine split_command_line(int argc, char** argv);
 
-// -v/--verbose and -q/--quiet, declared on a subcommand too so they may
-// follow it (`ezpz launch -v ...`).
+// -v/--verbose, -q/--quiet and --color, declared on a subcommand too so they
+// may follow it (`ezpz launch -v ...`).
 void add_verbosity_flags(CLI::App& app, GlobalOptions& options);
 
 // "ezpz: error: <message>" on stderr; returns the exit status to use.

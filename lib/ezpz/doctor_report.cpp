@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ezpz/color.hpp"
 #include "ezpz/doctor_checks.hpp"
 
 namespace ezpz::doctor {
@@ -39,18 +40,17 @@ namespace {
 
 struct Style {
   std::string_view label;  // fixed width, so columns line up without the colour codes
-  std::string_view color;  // ANSI SGR
+  Paint colour;
 };
 constexpr std::array<Style, 3> k_styles = {{
-    {"ok   ", "\033[32m"},
-    {"WARN ", "\033[33m"},
-    {"ERROR", "\033[1;31m"},
+    {"ok   ", Paint::green},
+    {"WARN ", Paint::yellow},
+    {"ERROR", Paint::bold_red},
 }};
 
 std::string status_word(Status status, bool color) {
   const Style& style = k_styles[static_cast<std::size_t>(status)];
-  if (!color) return std::string(style.label);
-  return fmt::format("{}{}\033[0m", style.color, style.label);
+  return paint(style.label, style.colour, color);
 }
 
 void append_context(std::string& out, const ContextList& context) {

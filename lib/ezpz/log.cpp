@@ -6,10 +6,33 @@
 #include <string>
 #include <utility>
 
+#include "ezpz/color.hpp"
+
 namespace ezpz::log {
 namespace {
 Level g_level = Level::warn;
+bool g_color = false;
+
+// The prefixes whose word carries a colour.
+struct Painted {
+  std::string_view prefix;
+  std::string_view word;
+  Paint colour;
+};
+constexpr std::array<Painted, 2> k_painted = {{
+    {"ezpz: error: ", "error:", Paint::bold_red},
+    {"ezpz: warning: ", "warning:", Paint::yellow},
+}};
+
+std::string painted(std::string_view prefix) {
+  for (const Painted& p : k_painted) {
+    if (g_color && prefix == p.prefix) return "ezpz: " + paint(p.word, p.colour, true) + " ";
+  }
+  return std::string(prefix);
+}
 }  // namespace
+
+void set_color(bool on) { g_color = on; }
 
 void set_level(Level level) { g_level = level; }
 Level level() { return g_level; }
@@ -34,7 +57,7 @@ std::optional<Level> level_from_string(std::string_view text) {
 
 void write(std::string_view prefix, std::string_view message) {
   // One write per line, so lines from concurrent ezpz processes do not interleave.
-  std::string line = std::string(prefix) + std::string(message) + "\n";
+  std::string line = painted(prefix) + std::string(message) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -17,6 +17,9 @@ inline bool enabled(Level at) { return level() >= at; }
 // "debug", "info", "warn", "quiet" (also "warning", "error"), any case.
 std::optional<Level> level_from_string(std::string_view text);
 
+// Colour the "error:" and "warning:" of ezpz's own lines (stderr's --color decision).
+void set_color(bool on);
+
 void write(std::string_view prefix, std::string_view message);
 
 template <typename... Args>

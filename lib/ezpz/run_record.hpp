@@ -22,8 +22,8 @@ struct AttemptVerdict {
   Classification classification;
   std::vector<std::string> swaps;  // "bad -> spare", made after this attempt
   std::string next;                // what ezpz did next, in words
-  std::vector<std::string>
-      leftovers;  // "PID COMMAND" of processes still alive after the launcher, stopped by ezpz
+  // "PID COMMAND" of this run's processes still alive after the launcher, stopped by ezpz.
+  std::vector<std::string> leftovers;
   double to_spawn_s = 0;
   std::optional<double> to_first_output_s;
   double total_s = 0;

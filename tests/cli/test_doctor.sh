@@ -89,12 +89,21 @@ expect_eq "text: one line per check, the name in one column" \
   "$(grep -E '^  (ok   |WARN |ERROR)  ' <<<"$out" | cut -c10-20 | xargs)"
 expect_eq "text: the summary line" "10 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
 expect_eq "text: no colour when stdout is not a terminal" "0" "$(grep -c $'\033' <<<"$out")"
+expect_eq "--color always: colour in a pipe, NO_COLOR or not" "1" \
+  "$(clean_env NO_COLOR=1 "$EZPZ_BIN" --color always doctor | grep -c $'^  \033\\[32mok   \033\\[0m  scheduler ')"
+expect_eq "--color always: ezpz's error word on stderr too" \
+  $'ezpz: \033[1;31merror:\033[0m unknown machine "nosuch" (from --machine)' \
+  "$(clean_env "$EZPZ_BIN" launch --color always --machine nosuch --dry-run -- true 2>&1 >/dev/null | sed 's/; known:.*//')"
+expect_eq "--color: a word it does not know" "ezpz: error: --color: yes not in {auto,always,never}" \
+  "$(clean_env "$EZPZ_BIN" --color yes doctor 2>&1 >/dev/null)"
 if script -qc true /dev/null >/dev/null 2>&1; then
   on_tty() { clean_env "$@" script -qec "$EZPZ_BIN doctor" /dev/null; }
   expect_eq "terminal: coloured status words" "1" \
     "$(on_tty | grep -c $'^  \033\\[32mok   \033\\[0m  scheduler ')"
   expect_eq "terminal with NO_COLOR: none" "0" "$(on_tty NO_COLOR=1 | grep -c $'\033')"
   expect_eq "terminal with TERM=dumb: none" "0" "$(on_tty TERM=dumb | grep -c $'\033')"
+  on_tty_never() { clean_env script -qec "$EZPZ_BIN doctor --color never" /dev/null; }
+  expect_eq "terminal with --color never: none" "0" "$(on_tty_never | grep -c $'\033')"
 else
   fail "script(1) from bsdutils is needed to run doctor on a terminal"
 fi

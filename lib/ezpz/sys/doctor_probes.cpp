@@ -303,10 +303,6 @@ ProbeLaunch run_probe_launch(const LaunchPlan& plan, const Env& env, millisecond
   return launch;
 }
 
-bool stdout_is_terminal() {
-  return ::isatty(STDOUT_FILENO) == 1;
-}
-
 std::string current_user(const Env& env) {
   if (auto user = first_nonempty(env, {"USER", "LOGNAME"})) return user->second;
   std::array<char, 4096> buffer{};

@@ -44,9 +44,6 @@ struct ProbeLaunch {
 ProbeLaunch run_probe_launch(const LaunchPlan& plan, const Env& env,
                              std::chrono::milliseconds timeout, const std::string& output_path);
 
-// Whether stdout is a terminal (colours in the report).
-bool stdout_is_terminal();
-
 // The login name: USER, LOGNAME, else the password database; "" when unknown.
 std::string current_user(const Env& env);
 
