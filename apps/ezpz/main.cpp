@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd_doctor.hpp"
+#include "cmd_env.hpp"
 #include "cmd_kill.hpp"
 #include "cmd_launch.hpp"
 #include "cmd_runs.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   ezpz::YeetOptions yeet;
   ezpz::KillOptions kill;
   ezpz::RunsOptions runs;
+  ezpz::EnvOptions env;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   CLI::App* yeet_cmd = ezpz::setup_yeet(app, yeet, globals);
   CLI::App* kill_cmd = ezpz::setup_kill(app, kill, globals);
   CLI::App* runs_cmd = ezpz::setup_runs(app, runs, globals);
+  CLI::App* env_cmd = ezpz::setup_env(app, env, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
     if (yeet_cmd->parsed()) return ezpz::run_yeet(yeet, context);
     if (kill_cmd->parsed()) return ezpz::run_kill(kill, context);
     if (runs_cmd->parsed()) return ezpz::run_runs(runs, context);
+    if (env_cmd->parsed()) return ezpz::run_env(env, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::Success& e) {

@@ -25,6 +25,25 @@ expect_eq() {
   fi
 }
 
+# expect_match NAME EXTENDED-REGEX ACTUAL
+expect_match() {
+  if [[ $3 =~ $2 ]]; then pass; else
+    fail "$1"; printf '  expected to match: %s\n  actual: %s\n' "$2" "$3" >&2
+  fi
+}
+
+# expect_true NAME CMD [ARGS...]
+expect_true() {
+  local name=$1; shift
+  if "$@"; then pass; else fail "$name"; fi
+}
+
+# A misspelt helper or a missing tool is a failure, not a silent no-op.
+command_not_found_handle() {
+  fail "command not found: $1"
+  return 127
+}
+
 finish() {
   printf '%d passed, %d failed\n' "$passes" "$failures"
   [ "$failures" -eq 0 ]

@@ -63,19 +63,6 @@ kill_marked() { kill_pids KILL $(live_pids "$1"); }
 # children PID: the direct children of PID.
 children() { ps -eo pid=,ppid= | awk -v parent="$1" '$2 == parent { print $1 }'; }
 
-# expect_match NAME EXTENDED-REGEX ACTUAL
-expect_match() {
-  if [[ $3 =~ $2 ]]; then pass; else
-    fail "$1"; printf '  expected to match: %s\n  actual: %s\n' "$2" "$3" >&2
-  fi
-}
-
-# expect_true NAME CMD [ARGS...]
-expect_true() {
-  local name=$1; shift
-  if "$@"; then pass; else fail "$name"; fi
-}
-
 # A rank reporter prints one line per rank: the torch env:// contract and the
 # Hydra host it was placed on (MPICH sets MPIR_CVAR_CH3_INTERFACE_HOSTNAME per
 # proxy). MASTER_PORT comes last so that normalize_ports can strip it.
