@@ -128,7 +128,6 @@ Run start_run(const AttemptOptions& o, const PreparedLaunch& prepared, const Con
   run.summary = first_summary(run);
   if (o.no_record) return run;
   run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
-  record(run, "plan.json", render_json(prepared.planned, prepared.context) + "\n");
   record(run, "hostfile", hostfile_text(run.pool.active));
   if (!run.pool.spares.empty()) record(run, "spares", hostfile_text(run.pool.spares));
   record(run, "run.json", summary_json(run.summary));
@@ -177,8 +176,9 @@ AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned
   std::string output_path;
   if (run.recorder) {
     output_path = run.recorder->attempt_directory(attempt) + "/output.log";
-    record(run, fmt::format("attempt-{}/plan.json", attempt),
-           render_json(planned, run.prepared.context) + "\n");
+    const std::string plan = render_json(planned, run.prepared.context) + "\n";
+    if (attempt == 1) record(run, "plan.json", plan);  // with --spares, the spares held back
+    record(run, fmt::format("attempt-{}/plan.json", attempt), plan);
   }
   if (log::enabled(log::Level::info)) log::info("running: {}", render_command(planned.plan));
   sys::RunOutcome outcome = sys::ProcessExecutor(run.context.env, process_options(run, output_path))

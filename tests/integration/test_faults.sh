@@ -148,6 +148,8 @@ expect_eq "failover: attempt 2's verdict" "success n01,n03,n04 0" \
   "$(verdict 2 '"\(.classification) \(.hosts | join(",")) \(.exit_code)"')"
 expect_eq "failover: run.json" "2 success 0 n04" \
   "$(jq -r '"\(.attempts) \(.ending) \(.exit_code) \(.spares | join(","))"' "$(newest_run)/run.json")"
+expect_eq "failover: the run's plan.json is attempt 1's, the spare held back" "n01,n02,n03 3" \
+  "$(jq -r '"\(.hosts | join(",")) \(.world_size)"' "$(newest_run)/plan.json")"
 expect_true "failover: ezpz runs lists it" \
   grep -q "^$(basename "$(newest_run)")  .*  2  success  *0  sh -c " <<<"$(launch_env "$EZPZ_BIN" runs)"
 restore_hosts
