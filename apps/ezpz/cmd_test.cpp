@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "attempt_loop.hpp"
 #include "bundled.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/smoke_test.hpp"
@@ -50,7 +51,8 @@ int run_test(const TestOptions& o, const Context& context) {
                                                  "build it with libtorch (cmake -DEZPZ_WITH_SMOKE=ON)"), trainer_words(o), default_dir);
   PreparedLaunch prepared = prepare_launch(o.plan, command.argv, context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);
-  int status = run_plan(prepared, context);
+  // A run like any launch: recorded in .ezpz/runs (ezpz runs), leftovers stopped.
+  int status = run_attempts(AttemptOptions{}, prepared, context);
   Verdict verdict = judge_smoke_run(
       sys::read_file_if_present(command.output_dir + "/summary.json"), status, command.output_dir);
   std::fflush(stdout);

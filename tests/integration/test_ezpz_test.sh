@@ -42,6 +42,11 @@ expect_passed "1 rank" 1 20 "$scratch/one"
 run_test two-ranks -- -n 2 --model debug --output-dir "$scratch/two"
 expect_passed "2 local ranks" 2 20 "$scratch/two"
 expect_match "2 local ranks: loss plot printed" "loss \\(steps 1-20\\)" "$out"
+newest_run=$(ls -d "$scratch"/runs/*/ 2>/dev/null | sort | tail -n 1)
+expect_eq "2 local ranks: recorded as a run (ezpz runs)" "success 0 ezpz-smoke" \
+  "$(jq -r '"\(.ending) \(.exit_code) \(.command[0] | split("/") | last)"' "$newest_run/run.json")"
+expect_true "2 local ranks: the trainer's output is in the record" \
+  grep -q "loss (steps 1-20)" "$newest_run/attempt-1/output.log"
 
 # Without --output-dir, outputs land under ./outputs/ezpz-test/<timestamp>/.
 run_test default-dir -- -n 1 --model debug --iters 8
