@@ -8,6 +8,7 @@
 #include "cmd_kill.hpp"
 #include "cmd_launch.hpp"
 #include "cmd_runs.hpp"
+#include "cmd_submit.hpp"
 #include "cmd_test.hpp"
 #include "cmd_yeet.hpp"
 #include "context.hpp"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   ezpz::YeetOptions yeet;
   ezpz::KillOptions kill;
   ezpz::RunsOptions runs;
+  ezpz::SubmitOptions submit;
   ezpz::EnvOptions env;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
@@ -34,11 +36,13 @@ int main(int argc, char** argv) {
   CLI::App* yeet_cmd = ezpz::setup_yeet(app, yeet, globals);
   CLI::App* kill_cmd = ezpz::setup_kill(app, kill, globals);
   CLI::App* runs_cmd = ezpz::setup_runs(app, runs, globals);
+  CLI::App* submit_cmd = ezpz::setup_submit(app, submit, globals);
   CLI::App* env_cmd = ezpz::setup_env(app, env, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
     launch.after_double_dash = test.after_double_dash = line.after_double_dash;
+    submit.after_double_dash = line.after_double_dash;
     ezpz::apply_globals(globals, context.env);  // -v/-q/EZPZ_LOG_LEVEL/--color
     context.color = ezpz::stdout_color(globals, context.env);
     if (launch_cmd->parsed()) return ezpz::run_launch(launch, context);
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
     if (yeet_cmd->parsed()) return ezpz::run_yeet(yeet, context);
     if (kill_cmd->parsed()) return ezpz::run_kill(kill, context);
     if (runs_cmd->parsed()) return ezpz::run_runs(runs, context);
+    if (submit_cmd->parsed()) return ezpz::run_submit(submit, context);
     if (env_cmd->parsed()) return ezpz::run_env(env, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;

@@ -25,6 +25,10 @@ void add_verbosity_flags(CLI::App& app, GlobalOptions& options) {
   app.add_flag("-v,--verbose", options.verbose,
                "Debug output on stderr: which rule chose the scheduler, machine and layout");
   app.add_flag("-q,--quiet", options.quiet, "Only errors on stderr");
+  add_color_option(app, options);
+}
+
+void add_color_option(CLI::App& app, GlobalOptions& options) {
   app.add_option("--color", options.color,
                  "Colour the output: auto (a terminal, unless NO_COLOR is set), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))

@@ -39,6 +39,9 @@ CommandLine split_command_line(int argc, char** argv);
 // may follow it (`ezpz launch -v ...`).
 void add_verbosity_flags(CLI::App& app, GlobalOptions& options);
 
+// --color alone, for subcommands where -q means something else (submit).
+void add_color_option(CLI::App& app, GlobalOptions& options);
+
 // "ezpz: error: <message>" on stderr; returns the exit status to use.
 int report_error(const Error& error);
 int report_usage_error(const CLI::ParseError& error);

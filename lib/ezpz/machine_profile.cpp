@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "ezpz/batch_script.hpp"
 #include "ezpz/error.hpp"
 
 namespace ezpz {
@@ -361,8 +362,30 @@ std::vector<BadNodePattern> read_bad_node_patterns(const Reader& r, const YAML::
   return patterns;
 }
 
+// Batch directives are read by qsub/sbatch line by line: a value that would
+// end the line, or split it, is refused here with its file and line.
+template <bool allow_spaces>
+std::string read_directive(const Reader& r, const YAML::Node& node, const Where& at) {
+  std::string value = read_string(r, node, at);
+  if (auto problem = directive_problem(value, allow_spaces)) {
+    r.fail(at, fmt::format("{} cannot go in a batch directive", *problem));
+  }
+  return value;
+}
+
+constexpr std::array<Field<BatchDefaults>, 2> k_batch_fields = {{
+    {"filesystems", assign<&BatchDefaults::filesystems, read_directive<false>>},
+    {"directives", assign<&BatchDefaults::directives, read_list<read_directive<true>>>},
+}};
+
+BatchDefaults read_batch(const Reader& r, const YAML::Node& node, const Where& at) {
+  BatchDefaults batch;
+  read_fields<BatchDefaults>(r, node, at, k_batch_fields, batch);
+  return batch;
+}
+
 using P = MachineProfile;
-constexpr std::array<Field<MachineProfile>, 15> k_profile_fields = {{
+constexpr std::array<Field<MachineProfile>, 16> k_profile_fields = {{
     {"description", assign<&P::description, read_string>},
     {"match", assign<&P::match, read_match>},
     {"scheduler", assign<&P::scheduler, read_scheduler>},
@@ -377,6 +400,7 @@ constexpr std::array<Field<MachineProfile>, 15> k_profile_fields = {{
     {"network_suffix", assign<&P::network_suffix, read_suffix>},
     {"master_addr", assign<&P::master_addr, read_string>},
     {"bad_node_patterns", assign<&P::bad_node_patterns, read_bad_node_patterns>},
+    {"batch", assign<&P::batch, read_batch>},
     {"name", reject_name},
 }};
 
@@ -434,12 +458,7 @@ std::string known_names(const std::vector<MachineProfile>& profiles) {
 
 ProfileChoice by_name(const std::vector<MachineProfile>& profiles, const std::string& name,
                       std::string_view origin, std::string rule) {
-  const MachineProfile* profile = find_profile(profiles, name);
-  if (profile == nullptr) {
-    throw Error(fmt::format("unknown machine \"{}\" (from {}); known: {}", name, origin,
-                            known_names(profiles)));
-  }
-  return {profile, std::move(rule)};
+  return {&profile_named(profiles, name, origin), std::move(rule)};
 }
 
 bool glob_matches(const std::string& pattern, std::string_view text, int flags) {
@@ -505,6 +524,23 @@ ProfileChoice generic_profile(const std::vector<MachineProfile>& profiles,
 }
 
 }  // namespace
+
+const MachineProfile& profile_named(const std::vector<MachineProfile>& profiles,
+                                    std::string_view name, std::string_view origin) {
+  const MachineProfile* profile = find_profile(profiles, name);
+  if (profile == nullptr) {
+    throw Error(fmt::format("unknown machine \"{}\" (from {}); known: {}", name, origin,
+                            known_names(profiles)));
+  }
+  return *profile;
+}
+
+std::optional<SchedulerKind> fallback_for(const MachineProfile& profile) {
+  for (const auto& [kind, name] : k_generic_profiles) {
+    if (name == profile.name) return kind;
+  }
+  return std::nullopt;
+}
 
 ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
                              const std::optional<std::string>& flag, const Env& env,

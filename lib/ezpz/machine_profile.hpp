@@ -36,6 +36,13 @@ struct BadNodePattern {
   bool operator==(const BadNodePattern&) const = default;
 };
 
+// What `ezpz submit` puts in this machine's batch scripts beyond its options.
+struct BatchDefaults {
+  std::string filesystems;              // PBS -l filesystems=, unless --filesystems is given
+  std::vector<std::string> directives;  // more lines ("-l place=scatter"), after ezpz's own
+  bool operator==(const BatchDefaults&) const = default;
+};
+
 struct MachineProfile {
   std::string name;         // file stem: "aurora"
   std::string source;       // the file it came from, for errors and doctor
@@ -57,6 +64,7 @@ struct MachineProfile {
   std::string master_addr;     // a fixed MASTER_ADDR (local: 127.0.0.1); wins over the suffix
   // Output that names a failed node: `ezpz launch --spares` swaps it out.
   std::vector<BadNodePattern> bad_node_patterns;
+  BatchDefaults batch;
   bool operator==(const MachineProfile&) const = default;
 };
 
@@ -80,6 +88,14 @@ struct ProfileChoice {
   const MachineProfile* profile = nullptr;
   std::string rule;  // why: "--machine aurora", "hostname x4102c5s2b0n0 matches x4*", ...
 };
+
+// The profile called `name`; else Error "unknown machine "x" (from ORIGIN); known: ...".
+const MachineProfile& profile_named(const std::vector<MachineProfile>& profiles,
+                                    std::string_view name, std::string_view origin);
+
+// The scheduler whose jobs fall back to `profile` when no hostname matches
+// (generic-pbs: pbs), or nullopt.
+std::optional<SchedulerKind> fallback_for(const MachineProfile& profile);
 
 // --machine > EZPZ_MACHINE > hostname match (first in name order, env
 // conditions must hold) > the scheduler's generic profile (generic-pbs,

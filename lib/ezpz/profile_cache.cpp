@@ -44,7 +44,9 @@ void to_json(nlohmann::json& json, const MachineProfile& p) {
           {"mpi_launcher_args", p.mpi_launcher_args},
           {"network_suffix", p.network_suffix},
           {"master_addr", p.master_addr},
-          {"bad_node_patterns", nlohmann::json::array()}};
+          {"bad_node_patterns", nlohmann::json::array()},
+          {"batch_filesystems", p.batch.filesystems},
+          {"batch_directives", p.batch.directives}};
   for (const BadNodePattern& pattern : p.bad_node_patterns) {
     json["bad_node_patterns"].push_back({pattern.name, pattern.regex});
   }
@@ -67,6 +69,8 @@ void from_json(const nlohmann::json& json, MachineProfile& p) {
   json.at("mpi_launcher_args").get_to(p.mpi_launcher_args);
   json.at("network_suffix").get_to(p.network_suffix);
   json.at("master_addr").get_to(p.master_addr);
+  json.at("batch_filesystems").get_to(p.batch.filesystems);
+  json.at("batch_directives").get_to(p.batch.directives);
   for (const auto& pattern : json.at("bad_node_patterns")) {
     p.bad_node_patterns.push_back({pattern.at(0).get<std::string>(), pattern.at(1).get<std::string>()});
   }
@@ -79,7 +83,7 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
     hash.add(bytes);
     hash.add_separator();
   };
-  mix("ezpz-profile-cache-v3");  // v2: mpi_launcher_args; v3: bad_node_patterns
+  mix("ezpz-profile-cache-v4");  // v2: mpi_launcher_args; v3: bad_node_patterns; v4: batch
   for (const ProfileFile& file : files) {
     mix(file.path);
     mix(file.text);

@@ -204,6 +204,38 @@ expect_match "allocation: srun over all 4 nodes" \
 expect_eq "allocation: every node's slurmd started the step" "n01 n02 n03 n04" "$(step_nodes "$job_id")"
 printf 'allocation: %d ms\n' $(($(now_ms) - t0))
 
+# --- ezpz submit: its script through the real sbatch, hostile words intact -------
+# The command is a script in the submit directory (the job must cd there):
+# rank 0 prints its arguments between markers, every rank its node. A word a
+# shell expanded, split or globbed would print differently; $(...) or a
+# backtick that ran would create the marker file.
+submit_marker="$scratch/submit-pwned"
+submit_words=("\$(touch $submit_marker)" "\`touch $submit_marker\`" "it's" "say \"hi\""
+              $'two\nlines' "a  b" "*" "" "--" "-n 4" '$HOME')
+printf '%s\n' '#!/bin/sh' \
+  'if [ "$RANK" = 0 ]; then echo ARGV-BEGIN; printf "[%s]\n" "$@"; echo ARGV-END; fi' \
+  'echo "NODE ${SLURMD_NODENAME-unset} rank=$RANK"' >"$scratch/work/argv.sh"
+chmod +x "$scratch/work/argv.sh"
+rm -f "$scratch/submit.out"
+job_id=$(cd "$scratch/work" && submit_env "$EZPZ_BIN" submit --scheduler slurm -N 2 -t 00:05:00 \
+  -J "$job_name" --output "$scratch/submit.out" --launch-arg=--ppn=1 -- ./argv.sh "${submit_words[@]}" \
+  2>"$scratch/submit.err")
+submit_rc=$?
+expect_eq "submit: exit 0" 0 "$submit_rc"
+expect_match "submit: prints sbatch's job id" '^[0-9]+$' "$job_id"
+if [[ $job_id =~ ^[0-9]+$ ]]; then
+  expect_true "submit: job $job_id over within 60 s" wait_until 60 job_ended "$job_id"
+  expect_eq "submit: the job COMPLETED" COMPLETED "$(job_state "$job_id")"
+  expect_eq "submit: the command got every word unchanged" "$(printf '[%s]\n' "${submit_words[@]}")" \
+    "$(sed -n '/^ARGV-BEGIN$/,/^ARGV-END$/p' "$scratch/submit.out" | sed '1d;$d')"
+  expect_eq "submit: one rank on each of 2 distinct nodes" "2 2" \
+    "$(grep -c '^NODE n0[1-4] rank=[01]$' "$scratch/submit.out") $(grep '^NODE ' "$scratch/submit.out" | cut -d' ' -f2 | sort -u | wc -l)"
+  expect_true "submit: no hostile word was executed" test ! -e "$submit_marker"
+  [ "$(job_state "$job_id")" == COMPLETED ] || sed 's/^/  submit: job output: /' "$scratch/submit.out" >&2
+else
+  sed 's/^/  submit: stderr: /' "$scratch/submit.err" >&2
+fi
+
 # --- --nhosts 2: the first two nodes only -------------------------------------
 run_batch nhosts -N4 --ntasks-per-node=2 -- -v launch --nhosts 2 -- sh -c "$slurm_reporter"
 expect_eq "nhosts 2: exit status" 0 "$rc"

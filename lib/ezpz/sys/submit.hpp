@@ -1,0 +1,40 @@
+#pragma once
+// The effects of `ezpz submit`: the script's file, and qsub/sbatch run on it
+// (an argv, never a shell line).
+#include <string>
+#include <string_view>
+
+#include "ezpz/env.hpp"
+
+namespace ezpz::sys {
+
+// A private directory (mode 0700) under $TMPDIR (else /tmp), removed with
+// everything in it when this goes out of scope: where the script waits for
+// qsub/sbatch, which copy it at submission.
+class ScratchDirectory {
+ public:
+  explicit ScratchDirectory(const Env& env);
+  ~ScratchDirectory();
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Writes `text` to `path` atomically (a sibling temporary file, renamed over
+// it), mode 0644. Throws Error naming `origin` and the path on failure.
+void write_script(const std::string& path, std::string_view text, std::string_view origin);
+
+struct SubmitOutcome {
+  int exit_code = 0;   // the submitter's own, or 128+N when it died of signal N
+  std::string output;  // its stdout (its stderr goes to ezpz's)
+};
+
+// Runs `program` (a full path) with `script_path` as its one argument, in
+// `scratch` for its captured stdout.
+SubmitOutcome run_submitter(const std::string& program, const std::string& script_path,
+                            const ScratchDirectory& scratch, const Env& env);
+
+}  // namespace ezpz::sys
