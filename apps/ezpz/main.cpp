@@ -7,6 +7,7 @@
 #include "cmd_env.hpp"
 #include "cmd_kill.hpp"
 #include "cmd_launch.hpp"
+#include "cmd_machines.hpp"
 #include "cmd_runs.hpp"
 #include "cmd_submit.hpp"
 #include "cmd_test.hpp"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   ezpz::KillOptions kill;
   ezpz::RunsOptions runs;
   ezpz::SubmitOptions submit;
+  ezpz::MachinesOptions machines;
   ezpz::EnvOptions env;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   CLI::App* kill_cmd = ezpz::setup_kill(app, kill, globals);
   CLI::App* runs_cmd = ezpz::setup_runs(app, runs, globals);
   CLI::App* submit_cmd = ezpz::setup_submit(app, submit, globals);
+  CLI::App* machines_cmd = ezpz::setup_machines(app, machines, globals);
   CLI::App* env_cmd = ezpz::setup_env(app, env, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
     if (kill_cmd->parsed()) return ezpz::run_kill(kill, context);
     if (runs_cmd->parsed()) return ezpz::run_runs(runs, context);
     if (submit_cmd->parsed()) return ezpz::run_submit(submit, context);
+    if (machines_cmd->parsed()) return ezpz::run_machines(machines, context);
     if (env_cmd->parsed()) return ezpz::run_env(env, context);
     std::fputs(app.help().c_str(), stdout);
     return 0;
