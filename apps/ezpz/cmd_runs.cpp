@@ -20,6 +20,7 @@ CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
   cmd->add_option("-n,--last", o.limit, "How many runs to list (20)")->check(CLI::PositiveNumber);
   o.show = cmd->add_subcommand("show", "Print one run: its summary and each attempt's verdict");
   o.show->add_option("ID", o.show_id, "The run's id, or the start of it")->required();
+  add_verbosity_flags(*o.show, globals);
   cmd->footer(
       "Examples:\n"
       "  ezpz runs\n"

@@ -3,6 +3,7 @@
 // in its own cmd_<name>.cpp.
 #include <CLI/CLI.hpp>
 
+#include "cmd_completion.hpp"
 #include "cmd_doctor.hpp"
 #include "cmd_env.hpp"
 #include "cmd_kill.hpp"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   ezpz::SubmitOptions submit;
   ezpz::MachinesOptions machines;
   ezpz::EnvOptions env;
+  ezpz::CompletionOptions completion;
   ezpz::setup_globals(app, globals);
   CLI::App* launch_cmd = ezpz::setup_launch(app, launch, globals);
   CLI::App* test_cmd = ezpz::setup_test(app, test, globals);
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   CLI::App* submit_cmd = ezpz::setup_submit(app, submit, globals);
   CLI::App* machines_cmd = ezpz::setup_machines(app, machines, globals);
   CLI::App* env_cmd = ezpz::setup_env(app, env, globals);
+  ezpz::setup_completion(app, completion, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
     app.parse(line.ezpz_words);
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
     if (submit_cmd->parsed()) return ezpz::run_submit(submit, context);
     if (machines_cmd->parsed()) return ezpz::run_machines(machines, context);
     if (env_cmd->parsed()) return ezpz::run_env(env, context);
+    if (ezpz::completion_parsed(completion)) return ezpz::run_completion(completion, app);
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::Success& e) {

@@ -29,6 +29,8 @@ lib_dir=${lib_dir%/cmake/ezpz}
 for path in bin/ezpz libexec/ezpz/ezpz-rankenv libexec/ezpz/ezpz-smoke libexec/ezpz/ezpz-stager \
             libexec/ezpz/ezpz-probe share/ezpz/machines/local.yaml share/ezpz/machines/aurora.yaml \
             share/ezpz/templates/pbs.sh share/ezpz/templates/slurm.sh \
+            share/bash-completion/completions/ezpz share/zsh/vendor-completions/_ezpz \
+            share/man/man1/ezpz.1 \
             include/ezpz/runtime/dist.hpp "$lib_dir/libezpz_runtime.a" \
             "$lib_dir/cmake/ezpz/ezpzConfig.cmake" "$lib_dir/cmake/ezpz/ezpzConfigVersion.cmake" \
             "$lib_dir/cmake/ezpz/ezpzTargets.cmake"; do
@@ -135,6 +137,8 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for path in ./usr/bin/ezpz ./usr/libexec/ezpz/ezpz-rankenv ./usr/libexec/ezpz/ezpz-smoke \
             ./usr/libexec/ezpz/ezpz-stager ./usr/libexec/ezpz/ezpz-probe \
             ./usr/share/ezpz/machines/aurora.yaml ./usr/share/ezpz/templates/slurm.sh \
+            ./usr/share/bash-completion/completions/ezpz ./usr/share/zsh/vendor-completions/_ezpz \
+            ./usr/share/man/man1/ezpz.1 \
             ./usr/include/ezpz/runtime/dist.hpp ./usr/$lib_dir/cmake/ezpz/ezpzConfig.cmake; do
   expect_true "deb contains $path" grep -qxF "$path" <<<"$contents"
 done
