@@ -15,6 +15,7 @@ namespace ezpz {
 struct FileToWrite {
   std::string path;
   std::string contents;
+  unsigned mode = 0600;  // only this user: hostfiles; 0644 for a batch script others run
   bool operator==(const FileToWrite&) const = default;
 };
 

@@ -1,7 +1,5 @@
 #include "ezpz/sys/submit.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,16 +19,6 @@ namespace {
   throw Error(fmt::format("{}: {}: {}", origin, path, std::strerror(error)), ExitCode::failure);
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 ScratchDirectory::ScratchDirectory(const Env& env) {
@@ -46,23 +34,11 @@ ScratchDirectory::~ScratchDirectory() {
 }
 
 void write_script(const std::string& path, std::string_view text, std::string_view origin) {
-  std::string temp = path + ".XXXXXX";
-  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) fail(origin, path, errno);
-  // mkostemp makes 0600; a script is read by whoever runs the job.
-  bool ok = ::fchmod(fd, 0644) == 0 && write_all(fd, text);
-  int error = errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    error = errno;
+  try {
+    write_files({{path, std::string(text), 0644}});  // read by whoever runs the job
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", origin, e.what()), e.code());
   }
-  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    error = errno;
-  }
-  if (ok) return;
-  ::unlink(temp.c_str());
-  fail(origin, path, error);
 }
 
 SubmitOutcome run_submitter(const std::string& program, const std::string& script_path,

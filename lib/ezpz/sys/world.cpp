@@ -271,8 +271,8 @@ bool write_all(int fd, std::string_view data) {
 }
 
 void write_file(const FileToWrite& file) {
-  auto [fd, temp] = create_temp(file.path);
-  bool ok = write_all(fd, file.contents);
+  auto [fd, temp] = create_temp(file.path);  // 0600, as mkostemp makes it
+  bool ok = (file.mode == 0600 || ::fchmod(fd, file.mode) == 0) && write_all(fd, file.contents);
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
