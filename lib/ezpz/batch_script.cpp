@@ -95,11 +95,19 @@ std::string directive_lines(const BatchRequest& r, const Dialect& d) {
 // `exec ezpz launch ARGS -- COMMAND`: exec, so that the scheduler's signals
 // (qdel, scancel, the walltime) reach ezpz, which forwards them to the ranks.
 std::string launch_line(const BatchRequest& r) {
-  std::string line = "exec " + single_quote(r.ezpz) + " launch";
-  for (const std::string& word : r.launch_args) line += " " + single_quote(word);
+  // Appended word by word: `" " + std::string` trips GCC 12's false -Wrestrict.
+  auto add_word = [](std::string& line, std::string_view word) {
+    line += ' ';
+    line += single_quote(word);
+  };
+  std::string line = "exec";
+  add_word(line, r.ezpz);
+  line += " launch";
+  for (const std::string& word : r.launch_args) add_word(line, word);
   line += " --";
-  for (const std::string& word : r.command) line += " " + single_quote(word);
-  return line + "\n";
+  for (const std::string& word : r.command) add_word(line, word);
+  line += '\n';
+  return line;
 }
 
 bool fits_job_name(char c) {

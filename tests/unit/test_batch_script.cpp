@@ -69,7 +69,7 @@ TEST_CASE("options not given write no directive", "[batch]") {
   BatchRequest r;
   r.scheduler = SchedulerKind::pbs;
   r.job_name = "true";
-  r.ezpz = "/e";
+  r.ezpz = std::string("/e");  // assigning the bare literal trips GCC 12 -O3's false -Wmaybe-uninitialized
   r.command = {"true"};
   CHECK(render_batch_script(r) ==
         "#!/bin/bash\n#PBS -l select=1\n#PBS -N true\n\n"
