@@ -182,6 +182,7 @@ struct Prepared {
   std::uint64_t entries = 0;
   stage::StreamResult sent;  // rank 0: what was read and broadcast
   std::optional<std::uint32_t> crc;  // of the stream, when it was sent to another node
+  std::vector<std::string> warnings;  // what patching the environment had to leave
 };
 
 // A tarball made with `tar -C parent -czf env.tar.gz env` holds one directory:
@@ -199,7 +200,7 @@ void finish_copy(Prepared& p, const Node& node, const Options& o, const SourceFa
   p.root = staged_root(p.staging, facts.tarball);
   if (!facts.tarball) fs::permissions(p.root, static_cast<fs::perms>(facts.root_mode));
   std::string old_prefix = stage::python_env_prefix(p.root).value_or(o.source);
-  stage::patch_python_env(p.root, old_prefix, node.destination);
+  p.warnings = stage::patch_python_env(p.root, old_prefix, node.destination).warnings;
   stage::write_stamp(p.root, {facts.fingerprint, o.source, crc ? fmt::format("crc32:{:08x}", *crc) : "none (one node)",
                               extracted.bytes, extracted.entries});
 }
@@ -234,6 +235,12 @@ Prepared stream(const Node& node, const Options& o, const SourceFacts& facts,
                   outcome.hashed ? std::optional(outcome.crc) : std::nullopt);
     } catch (const std::exception& e) {
       prepared.error = e.what();
+    }
+  }
+  // Every node patches the same files the same way: the first to copy speaks for all.
+  if (node.rank == decision.transfer.front()) {
+    for (const std::string& warning : prepared.warnings) {
+      std::fprintf(stderr, "ezpz yeet: warning: %s: %s\n", node.name.c_str(), warning.c_str());
     }
   }
   return prepared;

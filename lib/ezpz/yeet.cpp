@@ -1,7 +1,9 @@
 #include "ezpz/yeet.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -173,6 +175,57 @@ std::optional<std::string> replace_prefix(std::string_view text, std::string_vie
   std::string replaced(text);
   replace_all(replaced, old_prefix, new_prefix);
   return replaced;
+}
+
+std::vector<CondaPrefixFile> conda_prefix_files(std::string_view record_json) {
+  nlohmann::json record = nlohmann::json::parse(record_json, nullptr, /*allow_exceptions=*/false);
+  if (record.is_discarded()) throw Error("not a JSON document");
+  std::vector<CondaPrefixFile> files;
+  const nlohmann::json* paths = nullptr;
+  if (auto data = record.find("paths_data"); data != record.end() && data->is_object()) {
+    if (auto found = data->find("paths"); found != data->end() && found->is_array()) paths = &*found;
+  }
+  if (paths == nullptr) return files;
+  for (const nlohmann::json& entry : *paths) {
+    if (!entry.is_object() || !entry.contains("prefix_placeholder")) continue;
+    auto path = entry.find("_path");
+    if (path == entry.end() || !path->is_string()) continue;
+    std::filesystem::path relative(path->get<std::string>());
+    bool escapes = relative.empty() || relative.is_absolute() ||
+                   std::any_of(relative.begin(), relative.end(),
+                               [](const std::filesystem::path& part) { return part == ".."; });
+    if (escapes) continue;
+    auto mode = entry.find("file_mode");
+    bool binary = mode != entry.end() && mode->is_string() && mode->get<std::string>() == "binary";
+    files.push_back({relative.string(), binary});
+  }
+  return files;
+}
+
+std::optional<std::string> replace_prefix_padded(std::string_view data, std::string_view old_prefix,
+                                                 std::string_view new_prefix) {
+  if (old_prefix.empty() || old_prefix == new_prefix || new_prefix.size() > old_prefix.size() ||
+      data.find(old_prefix) == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string out;
+  out.reserve(data.size());
+  while (!data.empty()) {
+    std::size_t end = data.find('\0');
+    std::string_view piece = data.substr(0, end);  // one C string, without its NUL
+    if (piece.find(old_prefix) == std::string_view::npos) {
+      out.append(piece);
+    } else {
+      std::string replaced(piece);
+      replace_all(replaced, old_prefix, new_prefix);
+      out += replaced;
+      out.append(piece.size() - replaced.size(), '\0');
+    }
+    if (end == std::string_view::npos) break;
+    out += '\0';
+    data.remove_prefix(end + 1);
+  }
+  return out;
 }
 
 std::optional<std::string> rewrite_shebang(std::string_view content, std::string_view old_prefix,

@@ -96,6 +96,26 @@ std::optional<std::string> replace_prefix(std::string_view text, std::string_vie
 // nullopt for anything else (binaries, other interpreters).
 std::optional<std::string> rewrite_shebang(std::string_view content, std::string_view old_prefix,
                                            std::string_view new_prefix);
+// A file of a conda package that holds the environment's prefix: conda wrote
+// the prefix over the package's placeholder when it installed the file, and
+// recorded it in conda-meta/PACKAGE.json (paths_data.paths[]: _path,
+// prefix_placeholder, file_mode). `path` is relative to the environment.
+struct CondaPrefixFile {
+  std::string path;
+  bool binary = false;  // file_mode "binary": the prefix sits in NUL-terminated strings
+  bool operator==(const CondaPrefixFile&) const = default;
+};
+// The prefix-holding files one conda-meta record lists. Paths that would leave
+// the environment (absolute, "..") are dropped. Throws Error when the text is
+// not JSON; a record without paths_data (older conda) lists none.
+std::vector<CondaPrefixFile> conda_prefix_files(std::string_view record_json);
+// conda's rewrite of a binary file: in each NUL-terminated string holding
+// `old_prefix`, every occurrence becomes `new_prefix` and the string is padded
+// with NULs to its old length, so no offset in the file moves. nullopt when
+// nothing changes, or when `new_prefix` is longer than `old_prefix` (it cannot fit).
+std::optional<std::string> replace_prefix_padded(std::string_view data, std::string_view old_prefix,
+                                                 std::string_view new_prefix);
+
 // The prefix a venv was made for, from its bin/activate (VIRTUAL_ENV=...).
 std::optional<std::string> venv_prefix_from_activate(std::string_view activate_text);
 

@@ -98,6 +98,42 @@ yeet tarball "$scratch/venv.tar.gz" --dst "$scratch/nodes/{host}/from-tarball"
 expect_eq "tarball: exit status" 0 "$rc"
 for node in "${nodes[@]}"; do expect_moved_copy "tarball $node" "$src" "$(node_dst "$node" from-tarball)"; done
 
+# --- a conda env: every file its conda-meta records name now names DST ----------
+conda_src="$scratch/src/a-conda-env-with-a-long-name"
+mkdir -p "$conda_src/conda-meta" "$conda_src/etc/conda/activate.d" "$conda_src/lib" "$conda_src/bin"
+placeholder=/opt/anaconda1anaconda2anaconda3
+printf '%s\n' '{"name": "demo", "paths_data": {"paths_version": 1, "paths": [' \
+  "{\"_path\": \"etc/conda/activate.d/demo.sh\", \"file_mode\": \"text\", \"prefix_placeholder\": \"$placeholder\"}," \
+  "{\"_path\": \"lib/libdemo.so\", \"file_mode\": \"binary\", \"prefix_placeholder\": \"$placeholder\"}]}}" \
+  >"$conda_src/conda-meta/demo-1.0-0.json"
+echo "export DEMO_HOME=$conda_src/share" >"$conda_src/etc/conda/activate.d/demo.sh"
+printf 'ELF\0%s/share\0end' "$conda_src" >"$conda_src/lib/libdemo.so"
+printf '#!%s/bin/python\nprint(1)\n' "$conda_src" >"$conda_src/bin/tool" && chmod +x "$conda_src/bin/tool"
+nuls_as_spaces() { tr '\0' ' ' <"$1" | tr -s ' '; }
+yeet conda "$conda_src" --dst "$scratch/nodes/{host}/conda"
+expect_eq "conda: exit status" 0 "$rc"
+expect_match "conda: says how to use it" "conda activate $scratch/nodes/\{host\}/conda" "$out"
+for node in "${nodes[@]}"; do
+  dst=$(node_dst "$node" conda)
+  expect_eq "conda $node: the activation hook" "export DEMO_HOME=$dst/share" \
+    "$(cat "$dst/etc/conda/activate.d/demo.sh")"
+  expect_eq "conda $node: the binary, NUL-padded to its length" \
+    "ELF $dst/share end $(stat -c %s "$conda_src/lib/libdemo.so")" \
+    "$(nuls_as_spaces "$dst/lib/libdemo.so") $(stat -c %s "$dst/lib/libdemo.so")"
+  expect_eq "conda $node: the script's #!" "#!$dst/bin/python" "$(head -n 1 "$dst/bin/tool")"
+done
+long_name=a-destination-longer-than-the-conda-env-source
+yeet conda-longer "$conda_src" --dst "$scratch/nodes/{host}/$long_name"
+expect_eq "conda-longer: exit status" 0 "$rc"
+n01_long=$(node_dst n01 "$long_name")
+expect_eq "conda-longer: the binary that cannot take it is named once, for every node" \
+  "ezpz yeet: warning: n01: 1 binary file keep the old prefix $conda_src: the new one (${#n01_long} bytes) is longer than it (${#conda_src} bytes) and cannot be written over it; choose a --dst no longer than the source path" \
+  "$(grep -F 'warning' <<<"$err")"
+expect_eq "conda-longer: the binary left as it was" "$(nuls_as_spaces "$conda_src/lib/libdemo.so")" \
+  "$(nuls_as_spaces "$(node_dst n03 "$long_name")/lib/libdemo.so")"
+expect_eq "conda-longer: the hook still moved" "export DEMO_HOME=$(node_dst n02 "$long_name")/share" \
+  "$(cat "$(node_dst n02 "$long_name")/etc/conda/activate.d/demo.sh")"
+
 # --- a full disk on one node: nothing committed anywhere; or, with
 # --min-success, the other nodes keep their copy and n03 is listed ---------------
 mkdir -p "$scratch/nodes/n03/small"

@@ -27,6 +27,7 @@ using namespace ezpz::stage;
 namespace fs = std::filesystem;
 using ezpz::testing::TempDir;
 using ezpz::testing::read_text_file;
+using namespace std::string_literals;
 
 namespace {
 
@@ -285,15 +286,16 @@ TEST_CASE("a moved venv names its new home", "[stage]") {
   TempDir dir;
   make_tree(dir / "old");
   fs::create_directory_symlink(dir / "old/lib", dir / "old/bin/libdir");  // into the old prefix
-  yeet::EnvKind kind = patch_python_env(dir / "old", dir / "old", "/tmp/new");
-  CHECK(kind == yeet::EnvKind::venv);
+  EnvPatch patch = patch_python_env(dir / "old", dir / "old", "/tmp/new");
+  CHECK(patch.kind == yeet::EnvKind::venv);
+  CHECK(patch.warnings.empty());
   CHECK(read_text_file(dir / "old/bin/activate") == "VIRTUAL_ENV=\"/tmp/new\"\nexport VIRTUAL_ENV\n");
   CHECK(read_text_file(dir / "old/bin/tool") == "#!/tmp/new/bin/python\nprint(1)\n");
   CHECK((fs::status(dir / "old/bin/tool").permissions() & fs::perms::owner_exec) != fs::perms::none);
   CHECK(fs::read_symlink(dir / "old/bin/python") == "/usr/bin/python3");  // outside: kept
   CHECK(fs::read_symlink(dir / "old/bin/libdir") == "/tmp/new/lib");
   CHECK(python_env_prefix(dir / "old") == "/tmp/new");
-  CHECK(patch_python_env(dir / "old/lib", "/x", "/y") == yeet::EnvKind::other);
+  CHECK(patch_python_env(dir / "old/lib", "/x", "/y").kind == yeet::EnvKind::other);
 }
 
 TEST_CASE("a moved conda env gets the same treatment", "[stage]") {
@@ -301,7 +303,81 @@ TEST_CASE("a moved conda env gets the same treatment", "[stage]") {
   fs::create_directories(dir / "conda/conda-meta");
   write(dir / "conda/bin/jupyter", "#!" + (dir / "conda") + "/bin/python\nimport x\n", 0755);
   write(dir / "conda/bin/binary", std::string("\x7f" "ELF") + (dir / "conda"), 0755);
-  CHECK(patch_python_env(dir / "conda", dir / "conda", "/tmp/c") == yeet::EnvKind::conda);
+  CHECK(patch_python_env(dir / "conda", dir / "conda", "/tmp/c").kind == yeet::EnvKind::conda);
   CHECK(read_text_file(dir / "conda/bin/jupyter") == "#!/tmp/c/bin/python\nimport x\n");
+  // Not in a conda-meta record: conda never wrote the prefix there, ezpz leaves it.
   CHECK(read_text_file(dir / "conda/bin/binary") == std::string("\x7f" "ELF") + (dir / "conda"));
+}
+
+// A conda env as conda leaves it: files its conda-meta records say hold the prefix.
+void make_conda_env(const std::string& root) {
+  fs::create_directories(root + "/conda-meta");
+  std::string placeholder = "/home/conda/feedstock_root/_h_env_placehold";
+  write(root + "/conda-meta/demo-1.0-0.json",
+        fmt::format(R"({{"name": "demo", "paths_data": {{"paths_version": 1, "paths": [
+          {{"_path": "etc/conda/activate.d/demo.sh", "file_mode": "text", "prefix_placeholder": "{0}"}},
+          {{"_path": "lib/pkgconfig/demo.pc", "file_mode": "text", "prefix_placeholder": "{0}"}},
+          {{"_path": "bin/demo-config", "file_mode": "text", "prefix_placeholder": "{0}"}},
+          {{"_path": "lib/libdemo.so", "file_mode": "binary", "prefix_placeholder": "{0}"}},
+          {{"_path": "lib/plain.txt", "path_type": "hardlink"}}]}}}})",
+                    placeholder));
+  write(root + "/conda-meta/history", "==> 2026-11-23 <==\n");
+  write(root + "/etc/conda/activate.d/demo.sh", "export DEMO_HOME=" + root + "/share/demo\n");
+  write(root + "/lib/pkgconfig/demo.pc", "prefix=" + root + "\nlibdir=${prefix}/lib\n");
+  write(root + "/bin/demo-config", "#!/bin/sh\necho " + root + "/include\n", 0755);
+  write(root + "/lib/libdemo.so", "\x7f" "ELF\0"s + root + "/share\0end"s, 0755);
+  write(root + "/lib/plain.txt", root + "\n");
+}
+
+TEST_CASE("a moved conda env: every file its conda-meta records name is rewritten", "[stage]") {
+  TempDir dir;
+  std::string root = dir / "a-long-conda-env-prefix";
+  make_conda_env(root);
+  EnvPatch patch = patch_python_env(root, root, "/tmp/e");
+  CHECK(patch.kind == yeet::EnvKind::conda);
+  CHECK(patch.warnings.empty());
+  CHECK(read_text_file(root + "/etc/conda/activate.d/demo.sh") == "export DEMO_HOME=/tmp/e/share/demo\n");
+  CHECK(read_text_file(root + "/lib/pkgconfig/demo.pc") == "prefix=/tmp/e\nlibdir=${prefix}/lib\n");
+  // The whole script, not only its "#!" line; its mode kept.
+  CHECK(read_text_file(root + "/bin/demo-config") == "#!/bin/sh\necho /tmp/e/include\n");
+  CHECK((fs::status(root + "/bin/demo-config").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  // The binary keeps its length: the string padded with NULs.
+  std::string binary = read_text_file(root + "/lib/libdemo.so");
+  std::string padding(root.size() - std::string("/tmp/e").size(), '\0');
+  CHECK(binary == "\x7f" "ELF\0/tmp/e/share"s + padding + "\0end"s);
+  // A file conda never patched is left alone.
+  CHECK(read_text_file(root + "/lib/plain.txt") == root + "\n");
+}
+
+TEST_CASE("a moved conda env: a new prefix containing the old one is applied once", "[stage]") {
+  TempDir dir;
+  std::string root = dir / "env";
+  make_conda_env(root);
+  write(root + "/bin/tool", "#!" + root + "/bin/python\n", 0755);  // pip's: no record
+  std::string longer = root + "-local";
+  EnvPatch patch = patch_python_env(root, root, longer);
+  CHECK(read_text_file(root + "/bin/demo-config") == "#!/bin/sh\necho " + longer + "/include\n");
+  CHECK(read_text_file(root + "/bin/tool") == "#!" + longer + "/bin/python\n");
+  // A binary cannot take a longer prefix: left as it was, and said.
+  CHECK(read_text_file(root + "/lib/libdemo.so") ==
+        "\x7f" "ELF\0"s + root + "/share\0end"s);
+  REQUIRE(patch.warnings.size() == 1);
+  CHECK(patch.warnings[0] ==
+        fmt::format("1 binary file keep the old prefix {}: the new one ({} bytes) is longer than it "
+                    "({} bytes) and cannot be written over it; choose a --dst no longer than the "
+                    "source path",
+                    root, longer.size(), root.size()));
+}
+
+TEST_CASE("a moved conda env: a record that is not JSON is named, the rest still patched",
+          "[stage]") {
+  TempDir dir;
+  std::string root = dir / "env";
+  make_conda_env(root);
+  write(root + "/conda-meta/broken-1.0-0.json", "{\"paths_data\": ");
+  EnvPatch patch = patch_python_env(root, root, "/tmp/e");
+  CHECK(read_text_file(root + "/lib/pkgconfig/demo.pc") == "prefix=/tmp/e\nlibdir=${prefix}/lib\n");
+  CHECK(patch.warnings == std::vector<std::string>{
+                              "conda-meta/broken-1.0-0.json: not a JSON document; its files keep "
+                              "the old prefix"});
 }

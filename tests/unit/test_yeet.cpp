@@ -150,6 +150,64 @@ TEST_CASE("a moved venv's texts are rewritten to the new prefix", "[yeet]") {
   CHECK_FALSE(venv_prefix_from_activate("no venv here\n").has_value());
 }
 
+TEST_CASE("conda-meta records name the files that hold the prefix", "[yeet]") {
+  // The shape conda writes (conda-meta/NAME-VERSION-BUILD.json), trimmed.
+  const char* record = R"({
+    "name": "python", "version": "3.11.6",
+    "files": ["bin/python3.11", "bin/2to3", "lib/python3.11/os.py"],
+    "paths_data": {"paths_version": 1, "paths": [
+      {"_path": "bin/2to3", "path_type": "hardlink", "file_mode": "text",
+       "prefix_placeholder": "/home/conda/feedstock_root/build_artifacts/python_1/_h_env_placehold"},
+      {"_path": "bin/python3.11", "path_type": "hardlink", "file_mode": "binary",
+       "prefix_placeholder": "/home/conda/feedstock_root/build_artifacts/python_1/_h_env_placehold"},
+      {"_path": "lib/python3.11/os.py", "path_type": "hardlink"},
+      {"_path": "/etc/passwd", "file_mode": "text", "prefix_placeholder": "/p"},
+      {"_path": "lib/../../escape", "file_mode": "text", "prefix_placeholder": "/p"},
+      {"_path": "etc/conda/activate.d/x.sh", "prefix_placeholder": "/p"},
+      {"file_mode": "text", "prefix_placeholder": "/p"},
+      "not an entry"
+    ]}})";
+  CHECK(conda_prefix_files(record) == std::vector<CondaPrefixFile>{
+                                          {"bin/2to3", false},
+                                          {"bin/python3.11", true},
+                                          {"etc/conda/activate.d/x.sh", false},
+                                      });
+  CHECK(conda_prefix_files(R"({"name": "old", "files": ["bin/x"]})").empty());
+  CHECK(conda_prefix_files(R"({"paths_data": {"paths": "x"}})").empty());
+  CHECK_THROWS_WITH(conda_prefix_files("{not json"), "not a JSON document");
+}
+
+TEST_CASE("binaries get conda's NUL-padded prefix rewrite", "[yeet]") {
+  using namespace std::string_literals;
+  struct Row {
+    std::string data;
+    const char* old_prefix;
+    const char* new_prefix;
+    std::optional<std::string> expected;
+  };
+  const Row rows[] = {
+      // One C string: replaced and padded, the NUL after it kept.
+      {"\x7f" "ELF\0/old/env/lib\0tail"s, "/old/env", "/n", "\x7f" "ELF\0/n/lib\0\0\0\0\0\0\0tail"s},
+      // Two occurrences in one string: both replaced, the padding after the string.
+      {"/old/env/a:/old/env/b\0"s, "/old/env", "/new", "/new/a:/new/b\0\0\0\0\0\0\0\0\0"s},
+      // No NUL at the end of the data.
+      {"x/old/env"s, "/old/env", "/tmp/ab", "x/tmp/ab\0"s},
+      // The same length: nothing to pad.
+      {"\0/old/env\0"s, "/old/env", "/new/env", "\0/new/env\0"s},
+      // Unchanged, or a longer prefix that cannot fit: nothing written.
+      {"no prefix\0"s, "/old/env", "/n", std::nullopt},
+      {"/old/env\0"s, "/old/env", "/a/much/longer/prefix", std::nullopt},
+      {"/old/env\0"s, "/old/env", "/old/env", std::nullopt},
+      {"/old/env\0"s, "", "/n", std::nullopt},
+  };
+  for (const Row& row : rows) {
+    INFO(row.old_prefix << " -> " << row.new_prefix);
+    auto got = replace_prefix_padded(row.data, row.old_prefix, row.new_prefix);
+    CHECK(got == row.expected);
+    if (got) CHECK(got->size() == row.data.size());
+  }
+}
+
 TEST_CASE("the hint says how to use the copy", "[yeet]") {
   CHECK(usage_hint(EnvKind::venv, "/tmp/v") ==
         "To use it on every node:\n"

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fcntl.h>
@@ -77,18 +78,66 @@ void rewrite_file(const fs::path& path, const std::string& content) {
   fs::rename(temporary, path);
 }
 
-void patch_text_files(const fs::path& root, std::string_view from, std::string_view to) {
+void patch_text_files(const fs::path& root, std::string_view from, std::string_view to,
+                      const std::set<fs::path>& done) {
   for (const std::string& name : yeet::venv_text_files()) {
     fs::path path = root / name;
-    if (!fs::is_regular_file(fs::symlink_status(path))) continue;
+    if (done.count(path) || !fs::is_regular_file(fs::symlink_status(path))) continue;
     auto text = read_small_file(path);
     if (!text) continue;
     if (auto patched = yeet::replace_prefix(*text, from, to)) rewrite_file(path, *patched);
   }
 }
 
+// The files conda itself recorded as holding the prefix (conda-meta/*.json):
+// activation hooks, pkg-config and sysconfig data, kernel specs, binaries.
+// Text files get every occurrence replaced; binaries conda's NUL-padded
+// rewrite, which cannot fit a longer prefix: those are named in `warnings`.
+// Returns the files it rewrote, which no later pass may touch: a new prefix
+// that contains the old one would be replaced twice.
+std::set<fs::path> patch_conda_records(const fs::path& root, std::string_view from,
+                                       std::string_view to, std::vector<std::string>& warnings) {
+  std::set<fs::path> done;
+  std::error_code error;
+  std::size_t too_long = 0;
+  for (const fs::directory_entry& record : fs::directory_iterator(root / "conda-meta", error)) {
+    if (record.path().extension() != ".json") continue;
+    std::vector<yeet::CondaPrefixFile> files;
+    try {
+      files = yeet::conda_prefix_files(read_small_file(record.path()).value_or(""));
+    } catch (const Error& e) {
+      warnings.push_back(fmt::format("{}: {}; its files keep the old prefix",
+                                     record.path().lexically_relative(root).string(), e.what()));
+      continue;
+    }
+    for (const yeet::CondaPrefixFile& file : files) {
+      fs::path path = root / file.path;
+      if (done.count(path) || !fs::is_regular_file(fs::symlink_status(path))) continue;
+      auto content = read_small_file(path);
+      if (!content) continue;
+      auto patched = file.binary ? yeet::replace_prefix_padded(*content, from, to)
+                                 : yeet::replace_prefix(*content, from, to);
+      if (file.binary && !patched && to.size() > from.size() &&
+          content->find(from) != std::string::npos) {
+        ++too_long;
+      }
+      if (!patched) continue;
+      rewrite_file(path, *patched);
+      done.insert(path);
+    }
+  }
+  if (too_long > 0) {
+    warnings.push_back(fmt::format(
+        "{} binary file{} keep the old prefix {}: the new one ({} bytes) is longer than it ({} "
+        "bytes) and cannot be written over it; choose a --dst no longer than the source path",
+        too_long, too_long == 1 ? "" : "s", from, to.size(), from.size()));
+  }
+  return done;
+}
+
 // Scripts in bin/ (pip, console entry points) name the interpreter by path.
-void patch_bin(const fs::path& root, std::string_view from, std::string_view to) {
+void patch_bin(const fs::path& root, std::string_view from, std::string_view to,
+               const std::set<fs::path>& done) {
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(root / "bin", error)) {
     fs::file_status status = entry.symlink_status();
@@ -100,7 +149,10 @@ void patch_bin(const fs::path& root, std::string_view from, std::string_view to)
       }
       continue;
     }
-    if (!fs::is_regular_file(status) || entry.file_size(error) > (1 << 20)) continue;
+    if (!fs::is_regular_file(status) || entry.file_size(error) > (1 << 20) ||
+        done.count(entry.path())) {
+      continue;
+    }
     auto content = read_small_file(entry.path());
     if (!content) continue;
     if (auto patched = yeet::rewrite_shebang(*content, from, to)) rewrite_file(entry.path(), *patched);
@@ -156,16 +208,21 @@ std::optional<std::string> python_env_prefix(const std::string& directory) {
   return yeet::venv_prefix_from_activate(*activate);
 }
 
-yeet::EnvKind patch_python_env(const std::string& directory, std::string_view old_prefix,
-                               std::string_view new_prefix) {
+EnvPatch patch_python_env(const std::string& directory, std::string_view old_prefix,
+                          std::string_view new_prefix) {
   fs::path root(directory);
-  yeet::EnvKind kind = fs::exists(root / "conda-meta")    ? yeet::EnvKind::conda
-                       : fs::exists(root / "pyvenv.cfg") ? yeet::EnvKind::venv
-                                                          : yeet::EnvKind::other;
-  if (kind == yeet::EnvKind::other || old_prefix.empty()) return kind;
-  patch_text_files(root, old_prefix, new_prefix);
-  patch_bin(root, old_prefix, new_prefix);
-  return kind;
+  EnvPatch result;
+  result.kind = fs::exists(root / "conda-meta")    ? yeet::EnvKind::conda
+                : fs::exists(root / "pyvenv.cfg") ? yeet::EnvKind::venv
+                                                   : yeet::EnvKind::other;
+  if (result.kind == yeet::EnvKind::other || old_prefix.empty()) return result;
+  std::set<fs::path> done;
+  if (result.kind == yeet::EnvKind::conda) {
+    done = patch_conda_records(root, old_prefix, new_prefix, result.warnings);
+  }
+  patch_text_files(root, old_prefix, new_prefix, done);
+  patch_bin(root, old_prefix, new_prefix, done);
+  return result;
 }
 
 void write_stamp(const std::string& directory, const yeet::Stamp& stamp) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ezpz/yeet.hpp"
 
@@ -27,10 +28,17 @@ int remove_stale_staging(const std::string& destination, std::string_view host,
 // naming the path on failure.
 std::string make_staging_dir(const std::string& destination, std::string_view host);
 
+// What patching a moved environment found, and what it had to leave as it was.
+struct EnvPatch {
+  yeet::EnvKind kind = yeet::EnvKind::other;
+  std::vector<std::string> warnings;  // one line each, for the user
+};
+
 // Rewrites what names `old_prefix` in a moved venv or conda env: activation
-// scripts, pyvenv.cfg, "#!" lines and symlinks under bin/. Returns its kind.
-yeet::EnvKind patch_python_env(const std::string& directory, std::string_view old_prefix,
-                               std::string_view new_prefix);
+// scripts, pyvenv.cfg, "#!" lines and symlinks under bin/, and in a conda env
+// every file its conda-meta records say holds the prefix.
+EnvPatch patch_python_env(const std::string& directory, std::string_view old_prefix,
+                          std::string_view new_prefix);
 
 // The prefix the environment in `directory` was built for, read from its bin/activate.
 std::optional<std::string> python_env_prefix(const std::string& directory);
