@@ -222,6 +222,7 @@ void add_deep(const DoctorOptions& o, const Context& context, const doctor::Snap
 }  // namespace
 
 int run_doctor(const DoctorOptions& o, const Context& context) {
+  refuse_rank_options(o.plan);  // not only with --deep: never silently ignored
   if (o.plan.dry_run) return print_plan(o.plan, prepare_probes(o, context));
   const Clock::time_point started = Clock::now();
   doctor::Snapshot snapshot = take_snapshot(o, context);

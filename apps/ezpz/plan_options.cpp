@@ -87,10 +87,14 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
       ->needs(dry_run);
 }
 
-void plan_one_rank_per_host(PlanOptions& options) {
+void refuse_rank_options(const PlanOptions& options) {
   if (options.refused_rank_option && options.refused_rank_option->count() > 0) {
     throw Error(options.rank_refusal);
   }
+}
+
+void plan_one_rank_per_host(PlanOptions& options) {
+  refuse_rank_options(options);
   options.fixed_ppn = 1;
   options.mpi_program = true;
   options.no_rank_env = true;

@@ -46,6 +46,10 @@ struct PlanOptions {
 // subcommand chooses ranks itself: no -n, --ppn, --no-rank-env or --cpu-bind.
 void add_plan_options(CLI::App& cmd, PlanOptions& options, bool rank_options = true);
 
+// Throws the plain usage error when -n/--ppn were given to a subcommand
+// added with rank_options=false.
+void refuse_rank_options(const PlanOptions& options);
+
 // One rank on each host of the allocation, no torch rank contract: how the
 // bundled MPI helpers (the yeet stager, the doctor probe) are planned.
 void plan_one_rank_per_host(PlanOptions& options);

@@ -121,6 +121,10 @@ expect_error "yeet: --min-success 2.5" 2 \
 expect_error "yeet: no -n (one rank per node)" 2 \
   "yeet: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" -- \
   -- yeet "$scratch/env" -n 4
+# doctor checks one rank per node too (--deep): --ppn is refused, not ignored, without it.
+expect_error "doctor: no --ppn, --deep or not" 2 \
+  "doctor: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" -- \
+  -- doctor --ppn 3
 mkdir -p "$scratch/bin" && cp "$EZPZ_BIN" "$scratch/bin/ezpz"  # a copy with no stager beside it
 EZPZ_BIN="$scratch/bin/ezpz" expect_error "yeet: stager missing" 127 \
   "ezpz-stager not found in $scratch/bin/ezpz-stager or $scratch/bin/../libexec/ezpz/ezpz-stager: build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)" -- \
