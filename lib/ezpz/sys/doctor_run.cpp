@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/sys/doctor_probes.hpp"
+#include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -111,27 +112,12 @@ bool drain(std::array<int, 2> fds, Clock::time_point deadline, std::array<std::s
   return true;
 }
 
-// Its wait status; at `deadline` its group is killed and reaped, and nullopt returned.
-std::optional<int> reap(pid_t pid, Clock::time_point deadline) {
-  int status = 0;
-  for (;;) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return std::nullopt;
-    if (Clock::now() >= deadline) break;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  ::kill(-pid, SIGKILL);
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return std::nullopt;
-}
-
 doctor::ProgramRun finish(Spawned spawned, doctor::ProgramRun run, Clock::time_point deadline) {
   bool complete = drain(spawned.fds, deadline, {&run.out, &run.err});
   ::close(spawned.fds[0]);
   ::close(spawned.fds[1]);
-  std::optional<int> status = reap(spawned.pid, complete ? deadline : Clock::now());
+  // At the deadline the probe's whole group goes: it was started as a group leader.
+  std::optional<int> status = wait_or_kill(spawned.pid, complete ? deadline : Clock::now(), -spawned.pid);
   if (!status) {
     run.timed_out = true;
   } else if (WIFEXITED(*status)) {

@@ -141,22 +141,6 @@ bool read_until(int fd, Clock::time_point deadline, std::string& out) {
   }
 }
 
-// The child's wait status; past `deadline` it is killed, reaped, and nullopt.
-std::optional<int> wait_until(pid_t pid, Clock::time_point deadline) {
-  int status = 0;
-  for (;;) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return std::nullopt;
-    if (Clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return std::nullopt;
-}
-
 // The stdout of argv when it exits 0 within the probe timeout.
 std::optional<std::string> run_captured(std::vector<std::string> argv, const Env& env) {
   auto child = spawn_captured(std::move(argv), env);
@@ -165,7 +149,7 @@ std::optional<std::string> run_captured(std::vector<std::string> argv, const Env
   std::string out;
   bool complete = read_until(child->stdout_fd, deadline, out);
   ::close(child->stdout_fd);
-  auto status = wait_until(child->pid, complete ? deadline : Clock::now());
+  auto status = wait_or_kill(child->pid, complete ? deadline : Clock::now(), child->pid);
   if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) return std::nullopt;
   return out;
 }
@@ -289,6 +273,22 @@ void write_file(const FileToWrite& file) {
 }
 
 }  // namespace
+
+std::optional<int> wait_or_kill(pid_t pid, Clock::time_point deadline, pid_t kill_target) {
+  int status = 0;
+  for (;;) {
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return status;
+    if (done < 0 && errno != EINTR) return std::nullopt;
+    if (Clock::now() >= deadline) break;
+    // Short: doctor's wall time is its slowest probe plus this.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(kill_target, SIGKILL);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return std::nullopt;
+}
 
 Env capture_environment() {
   Env env;

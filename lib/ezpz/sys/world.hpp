@@ -1,6 +1,9 @@
 #pragma once
 // Reading the world: the environment, files, the hostname, PATH look-ups, GPU
 // probes, free ports. Everything here is thin; the decisions are in lib/ezpz.
+#include <sys/types.h>
+
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +14,12 @@
 #include "ezpz/plan.hpp"
 
 namespace ezpz::sys {
+
+// The child's wait status. Past `deadline`, `kill_target` (the pid, or -pid for
+// the child's whole process group) gets SIGKILL, the child is reaped, and
+// nullopt returned.
+std::optional<int> wait_or_kill(pid_t pid, std::chrono::steady_clock::time_point deadline,
+                                pid_t kill_target);
 
 // The process environment, captured once.
 Env capture_environment();
