@@ -186,7 +186,8 @@ AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned
   AttemptFacts facts{outcome.exit_code,      outcome.forwarded_signal != 0,
                      outcome.forwarded_signal, !run.prepared.context.job_id.empty(),
                      outcome.watchdog,       outcome.output_tail,
-                     planned.hosts,          planned.topology.ppn};
+                     planned.hosts,          planned.topology.ppn,
+                     outcome.launcher_signal};
   AttemptVerdict v;
   v.attempt = attempt;
   v.hosts = planned.hosts;

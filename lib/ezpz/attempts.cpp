@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <csignal>
+#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
@@ -194,6 +195,17 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
     const Ending ending = first.died_of_signal ? Ending::bad_node : Ending::application_error;
     std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
     return {ending, {}, std::move(failed), std::move(reason)};
+  }
+  // Not stopped by ezpz (that is signal_ending's): the launcher itself was killed, by the
+  // kernel or by someone else (MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to
+  // has just exited). Retried like a bad node, but no rank is blamed.
+  if (f.launcher_signal != 0) {
+    const char* abbrev = ::sigabbrev_np(f.launcher_signal);  // "PIPE"; null when unknown
+    return {Ending::bad_node, {}, {},
+            fmt::format("exit status {}: the launcher itself died of signal {} ({}); the ranks' "
+                        "statuses were lost with it",
+                        f.exit_status, f.launcher_signal,
+                        abbrev ? fmt::format("SIG{}", abbrev) : "unnamed")};
   }
   // 129-192: 128+N for signal N; 255 is a launcher's own "something failed".
   if (f.exit_status > 128 && f.exit_status <= 128 + 64) {

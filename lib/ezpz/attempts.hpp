@@ -39,6 +39,9 @@ struct AttemptFacts {
   // that gives only the host (MPICH 4.0's Hydra). Empty: not filled in.
   std::vector<std::string> hosts = {};
   int ppn = 0;
+  // The launcher process itself died of this signal (0: it exited). Its ranks'
+  // statuses died with it: 128+N is then not a rank's.
+  int launcher_signal = 0;
 };
 
 // A rank the launcher reported as failed (srun, Hydra, Open MPI, PALS reports).

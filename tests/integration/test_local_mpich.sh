@@ -43,6 +43,17 @@ expect_match "rank 1 killed by SIGKILL: ezpz exits 137 or the launcher's status 
   "^(137|$launcher_rc)\$" "$rc"
 expect_true "rank 1 killed by SIGKILL: a failure" test "$rc" -ne 0
 
+# The launcher itself killed (MPICH 4.0.2's Hydra dies of SIGPIPE when a proxy
+# it writes to has just gone): 141, and no rank is blamed for it.
+mkdir -p "$scratch/pipebin"
+printf '#!/bin/sh\necho "launcher up"\nkill -PIPE $$\n' >"$scratch/pipebin/mpiexec"
+chmod +x "$scratch/pipebin/mpiexec"
+run_ezpz launcherdied PATH="$scratch/pipebin:/usr/bin:/bin" launch -n 2 -- true
+expect_eq "launcher killed by SIGPIPE: exit 141" 141 "$rc"
+expect_eq "launcher killed by SIGPIPE: ezpz says it was the launcher" \
+  "ezpz: attempt 1 ended: bad_node: exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses were lost with it" \
+  "$(grep '^ezpz: attempt' <<<"$err")"
+
 # --- A command that does not exist --------------------------------------------
 run_ezpz nocommand launch -n 2 -- /nonexistent/prog
 expect_eq "missing command: exit status 127, as a shell's" 127 "$rc"

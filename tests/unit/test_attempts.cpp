@@ -39,6 +39,16 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
        "no output from any rank for --idle-timeout"},
       {"a rank killed, nobody named", {137, false, 0, true, Watchdog::none, "Killed\n"},
        Ending::bad_node, {}, "exit status 137: a rank died of signal 9; no node named"},
+      {"the launcher itself killed: no rank blamed",
+       {141, false, 0, true, Watchdog::none, "rank 0 up\n", {}, 0, SIGPIPE},
+       Ending::bad_node, {},
+       "exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses "
+       "were lost with it"},
+      {"the launcher SIGKILLed by someone else (the OOM killer)",
+       {137, false, 0, true, Watchdog::none, "", {}, 0, SIGKILL},
+       Ending::bad_node, {},
+       "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses "
+       "were lost with it"},
       {"Aurora's shepherd names the node",
        {1, false, 0, true, Watchdog::none,
         "step=3\nx4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"

@@ -376,9 +376,9 @@ int exit_code_of(int wait_status, int stop_signal) {
   return WEXITSTATUS(wait_status);
 }
 
-// The launcher's exit code once it has exited. WNOWAIT leaves it a zombie while the rest of its
-// group is killed: the zombie keeps its pid, and so the group id, from being reused meanwhile.
-std::optional<int> reap_if_exited(pid_t launcher, int stop_signal) {
+// The launcher's wait status once it has exited. WNOWAIT leaves it a zombie while the rest of
+// its group is killed: the zombie keeps its pid, and so the group id, from being reused meanwhile.
+std::optional<int> reap_if_exited(pid_t launcher) {
   siginfo_t info{};
   if (::waitid(P_PID, static_cast<id_t>(launcher), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
     throw Error(
@@ -389,7 +389,7 @@ std::optional<int> reap_if_exited(pid_t launcher, int stop_signal) {
   kill_group(launcher, SIGKILL);  // nothing the launcher started may outlive it
   int status = 0;
   ::waitpid(launcher, &status, 0);
-  return exit_code_of(status, stop_signal);
+  return status;
 }
 
 // The supervised signals as a file descriptor, so one poll waits for them and for output.
@@ -491,9 +491,10 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
         }
       }
     }
-    if (auto code = reap_if_exited(launcher, forwarder.stop_signal())) {
+    if (auto status = reap_if_exited(launcher)) {
       if (pump) pump->drain(Clock::now() + k_drain_limit);
-      outcome.exit_code = *code;
+      outcome.exit_code = exit_code_of(*status, forwarder.stop_signal());
+      outcome.launcher_signal = WIFSIGNALED(*status) ? WTERMSIG(*status) : 0;
       outcome.forwarded_signal = forwarder.user_signal();
       return;
     }
