@@ -69,23 +69,32 @@ expect_eq "~/.config/ezpz/machines/local.yaml overrides the bundled local" "3" \
 rm "$scratch/home/.config/ezpz/machines/local.yaml"
 expect_eq "the bundled local profile again" "1" "$(ppn_of EZPZ_MACHINE=local)"
 
-step "ezpz doctor"
-clean_env "$ezpz" doctor; rc=$?
-expect_match "doctor: exit status 0, or 1 when a check is an error" "^[01]\$" "$rc"
-doctor_json=$(clean_env "$ezpz" doctor --json 2>/dev/null)
-check_of() { jq -r --arg name "$1" ".checks[] | select(.name == \$name) | \"\(.status) \(.message)\"" <<<"$doctor_json"; }
-expect_match "doctor: the profile from the moved prefix" \
-  "^ok local from $prefix/share/ezpz/machines/local.yaml" "$(check_of profile)"
-expect_match "doctor: the installed trainer probed" "^ok libtorch [0-9.]+" "$(check_of trainer)"
-
-step "ezpz test -n 2"
-mkdir -p "$scratch/work"
-(cd "$scratch/work" && clean_env env -u MASTER_PORT timeout 120 "$ezpz" test -n 2 --model debug \
-  --output-dir "$scratch/smoke") >"$scratch/test.out" 2>"$scratch/test.err"; rc=$?
-tail -n 1 "$scratch/test.out"
-expect_eq "ezpz test: exit status" 0 "$rc"
-expect_match "ezpz test: verdict" "^ezpz test: PASS: 2 ranks, " "$(tail -n 1 "$scratch/test.out")"
-[ "$rc" -eq 0 ] || tail -n 20 "$scratch/test.err" >&2
+# doctor and `ezpz test` from an installed copy: its bin/ezpz, the prefix its
+# profiles and programs must come from, and a label for the checks.
+check_doctor() {
+  local ezpz=$1 prefix=$2 label=$3 rc doctor_json
+  step "$label: ezpz doctor"
+  clean_env "$ezpz" doctor; rc=$?
+  expect_match "$label doctor: exit status 0, or 1 when a check is an error" "^[01]\$" "$rc"
+  doctor_json=$(clean_env "$ezpz" doctor --json 2>/dev/null)
+  check_of() { jq -r --arg name "$1" ".checks[] | select(.name == \$name) | \"\(.status) \(.message)\"" <<<"$doctor_json"; }
+  expect_match "$label doctor: the profile from $prefix" \
+    "^ok local from $prefix/share/ezpz/machines/local.yaml" "$(check_of profile)"
+  expect_match "$label doctor: the installed trainer probed" "^ok libtorch [0-9.]+" "$(check_of trainer)"
+}
+check_test() {
+  local ezpz=$1 label=$2 rc
+  step "$label: ezpz test -n 2"
+  mkdir -p "$scratch/work-$label"
+  (cd "$scratch/work-$label" && clean_env env -u MASTER_PORT timeout 120 "$ezpz" test -n 2 --model debug \
+    --output-dir "$scratch/smoke-$label") >"$scratch/test-$label.out" 2>"$scratch/test-$label.err"; rc=$?
+  tail -n 1 "$scratch/test-$label.out"
+  expect_eq "$label ezpz test: exit status" 0 "$rc"
+  expect_match "$label ezpz test: verdict" "^ezpz test: PASS: 2 ranks, " "$(tail -n 1 "$scratch/test-$label.out")"
+  [ "$rc" -eq 0 ] || tail -n 20 "$scratch/test-$label.err" >&2
+}
+check_doctor "$ezpz" "$prefix" moved
+check_test "$ezpz" moved
 
 # --- find_package(ezpz): examples/ against the moved prefix -----------------
 step "examples/ against the installed package config"
@@ -164,4 +173,6 @@ expect_eq "deb: ezpz --version from the root" "0 $("$EZPZ_BIN" --version)" "$rc 
 clean_env "$root/usr/bin/ezpz" -v launch --dry-run -- true 2>"$scratch/deb-plan.err" >/dev/null
 expect_match "deb: the packaged profiles, found from the root" \
   "machine: local \(.*; $root/usr/share/ezpz/machines/local.yaml\)" "$(cat "$scratch/deb-plan.err")"
+check_doctor "$root/usr/bin/ezpz" "$root/usr" deb
+check_test "$root/usr/bin/ezpz" deb
 finish
