@@ -183,10 +183,14 @@ AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned
   if (log::enabled(log::Level::info)) log::info("running: {}", render_command(planned.plan));
   sys::RunOutcome outcome = sys::ProcessExecutor(run.context.env, process_options(run, output_path))
                                 .run_for_outcome(tagged_plan(planned.plan, run.id));
-  AttemptFacts facts{outcome.exit_code,      outcome.forwarded_signal != 0,
-                     outcome.forwarded_signal, !run.prepared.context.job_id.empty(),
-                     outcome.watchdog,       outcome.output_tail,
-                     planned.hosts,          planned.topology.ppn,
+  AttemptFacts facts{outcome.exit_code,
+                     outcome.forwarded_signal != 0,
+                     outcome.forwarded_signal,
+                     !run.prepared.context.job_id.empty(),
+                     outcome.watchdog,
+                     outcome.output_tail,
+                     planned.hosts,
+                     planned.topology.ppn,
                      outcome.launcher_signal};
   AttemptVerdict v;
   v.attempt = attempt;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <optional>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -201,7 +201,9 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
   // has just exited). Retried like a bad node, but no rank is blamed.
   if (f.launcher_signal != 0) {
     const char* abbrev = ::sigabbrev_np(f.launcher_signal);  // "PIPE"; null when unknown
-    return {Ending::bad_node, {}, {},
+    return {Ending::bad_node,
+            {},
+            {},
             fmt::format("exit status {}: the launcher itself died of signal {} ({}); the ranks' "
                         "statuses were lost with it",
                         f.exit_status, f.launcher_signal,

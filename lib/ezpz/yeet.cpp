@@ -183,7 +183,8 @@ std::vector<CondaPrefixFile> conda_prefix_files(std::string_view record_json) {
   std::vector<CondaPrefixFile> files;
   const nlohmann::json* paths = nullptr;
   if (auto data = record.find("paths_data"); data != record.end() && data->is_object()) {
-    if (auto found = data->find("paths"); found != data->end() && found->is_array()) paths = &*found;
+    if (auto found = data->find("paths"); found != data->end() && found->is_array())
+      paths = &*found;
   }
   if (paths == nullptr) return files;
   for (const nlohmann::json& entry : *paths) {

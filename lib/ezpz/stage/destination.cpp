@@ -2,13 +2,13 @@
 
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -212,9 +212,9 @@ EnvPatch patch_python_env(const std::string& directory, std::string_view old_pre
                           std::string_view new_prefix) {
   fs::path root(directory);
   EnvPatch result;
-  result.kind = fs::exists(root / "conda-meta")    ? yeet::EnvKind::conda
+  result.kind = fs::exists(root / "conda-meta")   ? yeet::EnvKind::conda
                 : fs::exists(root / "pyvenv.cfg") ? yeet::EnvKind::venv
-                                                   : yeet::EnvKind::other;
+                                                  : yeet::EnvKind::other;
   if (result.kind == yeet::EnvKind::other || old_prefix.empty()) return result;
   std::set<fs::path> done;
   if (result.kind == yeet::EnvKind::conda) {

@@ -117,7 +117,8 @@ doctor::ProgramRun finish(Spawned spawned, doctor::ProgramRun run, Clock::time_p
   ::close(spawned.fds[0]);
   ::close(spawned.fds[1]);
   // At the deadline the probe's whole group goes: it was started as a group leader.
-  std::optional<int> status = wait_or_kill(spawned.pid, complete ? deadline : Clock::now(), -spawned.pid);
+  std::optional<int> status =
+      wait_or_kill(spawned.pid, complete ? deadline : Clock::now(), -spawned.pid);
   if (!status) {
     run.timed_out = true;
   } else if (WIFEXITED(*status)) {
