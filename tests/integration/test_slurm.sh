@@ -206,17 +206,19 @@ printf 'allocation: %d ms\n' $(($(now_ms) - t0))
 
 # --- ezpz submit: its script through the real sbatch, hostile words intact -------
 # The command is a script in the submit directory (the job must cd there):
-# rank 0 prints its arguments between markers, every rank its node. A word a
-# shell expanded, split or globbed would print differently; $(...) or a
-# backtick that ran would create the marker file.
+# rank 0 writes its arguments to argv.out there, every rank prints its node.
+# A word a shell expanded, split or globbed would be written differently;
+# $(...) or a backtick that ran would create the marker file. The arguments go
+# to a file, not to the job's output, because srun -u interleaves the ranks'
+# lines: rank 1's NODE line once landed inside rank 0's list (a CI failure).
 submit_marker="$scratch/submit-pwned"
 submit_words=("\$(touch $submit_marker)" "\`touch $submit_marker\`" "it's" "say \"hi\""
               $'two\nlines' "a  b" "*" "" "--" "-n 4" '$HOME')
 printf '%s\n' '#!/bin/sh' \
-  'if [ "$RANK" = 0 ]; then echo ARGV-BEGIN; printf "[%s]\n" "$@"; echo ARGV-END; fi' \
+  'if [ "$RANK" = 0 ]; then printf "[%s]\n" "$@" >argv.out; fi' \
   'echo "NODE ${SLURMD_NODENAME-unset} rank=$RANK"' >"$scratch/work/argv.sh"
 chmod +x "$scratch/work/argv.sh"
-rm -f "$scratch/submit.out"
+rm -f "$scratch/submit.out" "$scratch/work/argv.out"
 job_id=$(cd "$scratch/work" && submit_env "$EZPZ_BIN" submit --scheduler slurm -N 2 -t 00:05:00 \
   -J "$job_name" --output "$scratch/submit.out" --launch-arg=--ppn=1 -- ./argv.sh "${submit_words[@]}" \
   2>"$scratch/submit.err")
@@ -227,7 +229,7 @@ if [[ $job_id =~ ^[0-9]+$ ]]; then
   expect_true "submit: job $job_id over within 60 s" wait_until 60 job_ended "$job_id"
   expect_eq "submit: the job COMPLETED" COMPLETED "$(job_state "$job_id")"
   expect_eq "submit: the command got every word unchanged" "$(printf '[%s]\n' "${submit_words[@]}")" \
-    "$(sed -n '/^ARGV-BEGIN$/,/^ARGV-END$/p' "$scratch/submit.out" | sed '1d;$d')"
+    "$(cat "$scratch/work/argv.out")"
   expect_eq "submit: one rank on each of 2 distinct nodes" "2 2" \
     "$(grep -c '^NODE n0[1-4] rank=[01]$' "$scratch/submit.out") $(grep '^NODE ' "$scratch/submit.out" | cut -d' ' -f2 | sort -u | wc -l)"
   expect_true "submit: no hostile word was executed" test ! -e "$submit_marker"
