@@ -286,8 +286,9 @@ long required_nodes(const Options& o, int nodes) {
 }
 
 bool share_commit_decision(const Node& node, const Json& report, const Options& o, Progress& progress) {
-  std::vector<std::string> texts =
-      collect(report.dump(), MPI_COMM_WORLD, [&](int n) { progress.nodes_done(n); });
+  std::vector<std::string> texts = collect(report.dump(), MPI_COMM_WORLD, [&](int rank, const std::string& ready) {
+    if (Json::parse(ready).value("error", "").empty()) progress.node_done(rank);
+  });
   char commit = 0;
   if (node.rank == 0) {
     Tally t = tally(parse_all(texts));
@@ -412,6 +413,9 @@ int run_steps(const MpiSession& mpi, int argc, char** argv) {
   if (!decision.abort.empty()) {
     if (node.rank == 0) std::fputs(("ezpz yeet: " + decision.abort).c_str(), stderr);
     return 1;
+  }
+  for (int rank = 0; rank < node.size; ++rank) {
+    if (!std::count(decision.transfer.begin(), decision.transfer.end(), rank)) progress.node_done(rank);
   }
   Prepared prepared;
   if (!decision.transfer.empty()) {

@@ -58,8 +58,7 @@ std::string broadcast_string(std::string text, MPI_Comm comm) {
   return text;
 }
 
-std::vector<std::string> collect(const std::string& text, MPI_Comm comm,
-                                 const std::function<void(int)>& arrived) {
+std::vector<std::string> collect(const std::string& text, MPI_Comm comm, const Arrived& arrived) {
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -73,7 +72,7 @@ std::vector<std::string> collect(const std::string& text, MPI_Comm comm,
   std::vector<std::string> reports(static_cast<std::size_t>(size));
   reports[0] = text;
   int received = 1;
-  if (arrived) arrived(received);
+  if (arrived) arrived(0, text);
   for (int attempt = 0; received < size; ++attempt) {
     int ready = 0;
     MPI_Status status;
@@ -89,7 +88,7 @@ std::vector<std::string> collect(const std::string& text, MPI_Comm comm,
     MPI_Recv(report.data(), bytes, MPI_BYTE, status.MPI_SOURCE, k_report_tag, comm, MPI_STATUS_IGNORE);
     ++received;
     attempt = 0;
-    if (arrived) arrived(received);
+    if (arrived) arrived(status.MPI_SOURCE, report);
   }
   return reports;
 }

@@ -29,9 +29,10 @@ void wait(MPI_Request& request);
 void broadcast(void* data, int bytes, MPI_Comm comm);  // from rank 0 of `comm`
 std::string broadcast_string(std::string text, MPI_Comm comm);
 
-// Every rank's `text` at rank 0 of `comm` (elsewhere: empty). `arrived(n)` is
-// called on rank 0 as reports come in, for progress.
-std::vector<std::string> collect(const std::string& text, MPI_Comm comm,
-                                 const std::function<void(int)>& arrived = {});
+// Every rank's `text` at rank 0 of `comm` (elsewhere: empty).
+// `arrived(rank, report)` is called on rank 0 as each rank's report comes in
+// (its own first), for progress.
+using Arrived = std::function<void(int rank, const std::string& report)>;
+std::vector<std::string> collect(const std::string& text, MPI_Comm comm, const Arrived& arrived = {});
 
 }  // namespace ezpz::stager

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "ezpz/yeet.hpp"
 
@@ -11,14 +12,22 @@ namespace ezpz::stager {
 
 class Progress {
  public:
-  Progress(std::string mode, int nodes) : mode_(std::move(mode)) { state_.nodes = nodes; }
+  Progress(std::string mode, int nodes)
+      : mode_(std::move(mode)), done_(static_cast<std::size_t>(nodes), false) {
+    state_.nodes = nodes;
+  }
   void total(std::uint64_t bytes) { state_.total_bytes = bytes; }
   void bytes(std::uint64_t sent) {
     state_.bytes = sent;
     show(false);
   }
-  void nodes_done(int done) {
-    state_.nodes_done = done;
+  // A node is done when it holds the source: up to date from the start, or
+  // its copy is ready. Counted by rank, so no node is counted twice.
+  void node_done(int rank) {
+    auto index = static_cast<std::size_t>(rank);
+    if (index >= done_.size() || done_[index]) return;
+    done_[index] = true;
+    ++state_.nodes_done;
     show(false);
   }
   // The last line, always shown (then a newline on a terminal).
@@ -47,6 +56,7 @@ class Progress {
     std::fflush(stderr);
   }
   std::string mode_;
+  std::vector<bool> done_;  // by rank
   yeet::Progress state_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_ = Clock::now();

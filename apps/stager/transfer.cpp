@@ -41,7 +41,7 @@ void broadcast_chunk(stage::Chunk& chunk, bool sender, MPI_Comm comm) {
 
 StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
                          const StreamSettings& settings, const std::string& staging,
-                         const std::function<void(std::uint64_t)>& sent_bytes) {
+                         const std::function<void(std::uint64_t)>& source_sent) {
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -68,7 +68,6 @@ StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
     });
   }
   stage::StreamHash hash;
-  std::uint64_t moved = 0;
   for (bool last = false; !last;) {
     stage::ChunkPtr chunk = sender ? produced.pop() : pool.take();
     if (sender && hashing) {
@@ -77,10 +76,9 @@ StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
     }
     broadcast_chunk(*chunk, sender, comm);
     if (!sender) hash.add(*chunk);
-    moved += chunk->size;
     last = chunk->last;
     if (last && !sender) outcome.stream_error = hash.mismatch(*chunk);
-    if (sender && sent_bytes) sent_bytes(moved);
+    if (sender && source_sent) source_sent(chunk->source_bytes);
     if (extract_here) {
       to_extract.push(std::move(chunk));
     } else {

@@ -31,9 +31,10 @@ struct StreamOutcome {
 
 // Collective over `comm` (rank 0 is the sender, and `scan` is only read
 // there). `staging` empty: this rank only relays or receives nothing of its own.
-// `sent_bytes(n)` is called on rank 0 after each chunk, for progress.
+// `source_sent(n)` is called on rank 0 after each chunk with the source bytes
+// it carried so far, for progress.
 StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
                          const StreamSettings& settings, const std::string& staging,
-                         const std::function<void(std::uint64_t)>& sent_bytes);
+                         const std::function<void(std::uint64_t)>& source_sent);
 
 }  // namespace ezpz::stager

@@ -55,6 +55,20 @@ done
 expect_moved_copy "changed n04" "$src" "$(node_dst n04)"
 expect_eq "changed: old copies and staging gone" "venv" "$(ls -A "$scratch/nodes/n01")"
 
+# --- one node lost its copy: only it is sent one, and the progress lines count
+# the three that are up to date as done from the start. Read slowly (~7 s), so
+# that a progress line (every 5 s in a log) shows up mid-transfer. -----------
+rm -rf "$(node_dst n04)"
+yeet one-lost "$src" --dst "$dst_pattern" --bwlimit $((source_bytes / 7))
+expect_eq "one-lost: exit status" 0 "$rc"
+expect_match "one-lost: only n04 copied" "1 copied, 3 up to date, 0 failed" "$out"
+expect_moved_copy "one-lost n04" "$src" "$(node_dst n04)"
+expect_match "one-lost: mid-transfer, the 3 up-to-date nodes are done" \
+  '^ezpz yeet: [0-9.]+ [KMG]?i?B of [0-9.]+ [KMG]?i?B \([0-9]+%\), .*, nodes 3/4 done, ETA [0-9]+ s$' \
+  "$(grep -m1 'nodes 3/4 done' <<<"$err")"
+expect_match "one-lost: the last line has every node done" ', nodes 4/4 done$' \
+  "$(grep '^ezpz yeet: .* done' <<<"$err" | tail -n 1)"
+
 # --- a directory ezpz did not make is never replaced without --force -----------
 mkdir -p "$(node_dst n03 mine)" && echo keep >"$(node_dst n03 mine)/data"
 yeet foreign "$src" --dst "$scratch/nodes/{host}/mine"

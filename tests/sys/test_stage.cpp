@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -124,21 +125,51 @@ TEST_CASE("a tree streams and extracts exactly: modes, symlinks, hard links, emp
   SourceScan scan = scan_source(dir / "src", false);
   CHECK_FALSE(scan.tarball);
   CHECK(scan.entries.size() == 12);
-  std::uintmax_t file_bytes = 0;
+  std::map<std::uintmax_t, std::uintmax_t> file_bytes;  // inode -> size: hard links once
   for (const auto& entry : fs::recursive_directory_iterator(dir / "src")) {
-    if (entry.is_regular_file() && !entry.is_symlink()) file_bytes += entry.file_size();
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) file_bytes[st.st_ino] = st.st_size;
   }
-  CHECK(scan.content_bytes == file_bytes);
+  std::uintmax_t total = 0;
+  for (const auto& [inode, size] : file_bytes) total += size;
+  CHECK(scan.content_bytes == total);
   fs::create_directories(dir / "out");
   StreamResult sent;
   ExtractResult got = round_trip(scan, dir / "out", &sent);
   CHECK(got.error == "");
   CHECK(sent.error == "");
-  CHECK(sent.source_bytes_read == file_bytes - 100000);  // b.py is a.py: read once
+  CHECK(sent.source_bytes_read == total);  // b.py is a.py: read once
   CHECK(got.bytes == sent.stream_bytes);
   CHECK(got.entries == 12);
   CHECK(listing(dir / "out") == listing(dir / "src"));
   CHECK(fs::equivalent(dir / "out/lib/pkg/a.py", dir / "out/lib/pkg/b.py"));
+}
+
+TEST_CASE("chunks count source bytes for progress, not the tar stream's", "[stage]") {
+  TempDir dir;
+  make_tree(dir / "src");
+  write(dir / "src/lib/pkg/big.bin", std::string(300000, 'b'));
+  SourceScan scan = scan_source(dir / "src", false);
+  ChunkPool pool(4, 64 * 1024);
+  ChunkQueue queue;
+  StreamResult streamed;
+  std::thread reader([&] { streamed = stream_source(scan, pool, queue, 0); });
+  std::vector<std::uint64_t> counts;
+  for (bool last = false; !last;) {
+    ChunkPtr chunk = queue.pop();
+    counts.push_back(chunk->source_bytes);
+    last = chunk->last;
+    pool.give(std::move(chunk));
+  }
+  reader.join();
+  REQUIRE(counts.size() > 2);
+  CHECK(std::is_sorted(counts.begin(), counts.end()));
+  CHECK(counts.front() > 0);
+  // The hard link's second name carries no data: each byte counted once,
+  // and the last chunk's count is the progress line's total.
+  CHECK(counts.back() == scan.content_bytes);
+  CHECK(counts.back() == streamed.source_bytes_read);
+  CHECK(streamed.stream_bytes > streamed.source_bytes_read);  // headers
 }
 
 TEST_CASE("the fingerprint follows the source", "[stage]") {

@@ -19,6 +19,10 @@ struct Chunk {
   bool aborted = false;     // the source failed: discard everything
   std::uint32_t crc = 0;    // with `last`: crc32 of the whole stream (StreamHash)
   std::uint64_t total = 0;  // with `last`: length of the whole stream
+  // On the sender only, not sent: source bytes read when this chunk was
+  // handed on. Progress counts these, not stream bytes, which also hold the
+  // tar headers and so would not add up to the source's size.
+  std::uint64_t source_bytes = 0;
 };
 using ChunkPtr = std::unique_ptr<Chunk>;
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include <archive.h>
@@ -80,6 +81,7 @@ std::uint32_t file_crc(const std::string& path) {
 }
 
 void scan_tree(SourceScan& scan) {
+  std::set<std::pair<dev_t, ino_t>> linked;  // hard-linked files seen: their data is sent once
   std::error_code error;
   fs::recursive_directory_iterator walk(scan.root, error);
   if (error) throw Error(fmt::format("{}: {}", scan.root, error.message()));
@@ -93,7 +95,10 @@ void scan_tree(SourceScan& scan) {
       throw Error(fmt::format("{}: {}", path, errno_text(errno)));
     }
     if (S_ISLNK(entry.st.st_mode)) entry.link_target = link_target(path);
-    if (S_ISREG(entry.st.st_mode)) scan.content_bytes += static_cast<std::uint64_t>(entry.st.st_size);
+    if (S_ISREG(entry.st.st_mode) &&
+        (entry.st.st_nlink == 1 || linked.emplace(entry.st.st_dev, entry.st.st_ino).second)) {
+      scan.content_bytes += static_cast<std::uint64_t>(entry.st.st_size);
+    }
     scan.entries.push_back(std::move(entry));
   }
   if (error) throw Error(fmt::format("{}: {}", scan.root, error.message()));
@@ -102,10 +107,12 @@ void scan_tree(SourceScan& scan) {
             [](const SourceEntry& a, const SourceEntry& b) { return a.relative < b.relative; });
 }
 
-// Collects bytes into chunks and hands full ones on.
+// Collects bytes into chunks and hands full ones on, each stamped with the
+// source bytes read so far (`source_read`, kept by the caller).
 class ChunkWriter {
  public:
-  ChunkWriter(ChunkPool& pool, ChunkQueue& out) : pool_(pool), out_(out), chunk_(pool.take()) {}
+  ChunkWriter(ChunkPool& pool, ChunkQueue& out, const std::uint64_t& source_read)
+      : pool_(pool), out_(out), source_read_(source_read), chunk_(pool.take()) {}
   void write(const char* data, std::size_t size) {
     while (size > 0) {
       std::size_t n = std::min(size, chunk_->bytes.size() - chunk_->size);
@@ -126,6 +133,7 @@ class ChunkWriter {
   }
   void finish(bool aborted) {
     total_ += chunk_->size;
+    chunk_->source_bytes = source_read_;
     chunk_->last = true;
     chunk_->aborted = aborted;
     out_.push(std::move(chunk_));
@@ -135,11 +143,13 @@ class ChunkWriter {
  private:
   void flush() {
     total_ += chunk_->size;
+    chunk_->source_bytes = source_read_;
     out_.push(std::move(chunk_));
     chunk_ = pool_.take();
   }
   ChunkPool& pool_;
   ChunkQueue& out_;
+  const std::uint64_t& source_read_;
   ChunkPtr chunk_;
   std::uint64_t total_ = 0;
 };
@@ -280,7 +290,7 @@ SourceScan scan_source(const std::string& path, bool checksum) {
 StreamResult stream_source(const SourceScan& scan, ChunkPool& pool, ChunkQueue& out,
                            double bytes_per_second) {
   StreamResult result;
-  ChunkWriter writer(pool, out);
+  ChunkWriter writer(pool, out, result.source_bytes_read);
   RateLimit limit(bytes_per_second);
   try {
     if (scan.tarball) {

@@ -22,7 +22,9 @@ struct SourceScan {
   std::string root;  // the directory or the tarball
   bool tarball = false;
   std::vector<SourceEntry> entries;  // sorted: a directory before its contents
-  std::uint64_t content_bytes = 0;   // file data (the tarball's size for a tarball)
+  // File data as it is read and sent: a hard-linked file's once (the
+  // tarball's size for a tarball).
+  std::uint64_t content_bytes = 0;
   std::string fingerprint;
 };
 
