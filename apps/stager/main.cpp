@@ -286,9 +286,10 @@ long required_nodes(const Options& o, int nodes) {
 }
 
 bool share_commit_decision(const Node& node, const Json& report, const Options& o, Progress& progress) {
-  std::vector<std::string> texts = collect(report.dump(), MPI_COMM_WORLD, [&](int rank, const std::string& ready) {
-    if (Json::parse(ready).value("error", "").empty()) progress.node_done(rank);
-  });
+  std::vector<std::string> texts =
+      collect(report.dump(), MPI_COMM_WORLD, [&](int rank, const std::string& ready) {
+        if (Json::parse(ready).value("error", "").empty()) progress.node_done(rank);
+      });
   char commit = 0;
   if (node.rank == 0) {
     Tally t = tally(parse_all(texts));
@@ -415,7 +416,8 @@ int run_steps(const MpiSession& mpi, int argc, char** argv) {
     return 1;
   }
   for (int rank = 0; rank < node.size; ++rank) {
-    if (!std::count(decision.transfer.begin(), decision.transfer.end(), rank)) progress.node_done(rank);
+    if (!std::count(decision.transfer.begin(), decision.transfer.end(), rank))
+      progress.node_done(rank);
   }
   Prepared prepared;
   if (!decision.transfer.empty()) {

@@ -33,6 +33,7 @@ std::string broadcast_string(std::string text, MPI_Comm comm);
 // `arrived(rank, report)` is called on rank 0 as each rank's report comes in
 // (its own first), for progress.
 using Arrived = std::function<void(int rank, const std::string& report)>;
-std::vector<std::string> collect(const std::string& text, MPI_Comm comm, const Arrived& arrived = {});
+std::vector<std::string> collect(const std::string& text, MPI_Comm comm,
+                                 const Arrived& arrived = {});
 
 }  // namespace ezpz::stager

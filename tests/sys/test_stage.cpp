@@ -128,7 +128,8 @@ TEST_CASE("a tree streams and extracts exactly: modes, symlinks, hard links, emp
   std::map<std::uintmax_t, std::uintmax_t> file_bytes;  // inode -> size: hard links once
   for (const auto& entry : fs::recursive_directory_iterator(dir / "src")) {
     struct stat st {};
-    if (::lstat(entry.path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) file_bytes[st.st_ino] = st.st_size;
+    if (::lstat(entry.path().c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      file_bytes[st.st_ino] = st.st_size;
   }
   std::uintmax_t total = 0;
   for (const auto& [inode, size] : file_bytes) total += size;
