@@ -199,7 +199,9 @@ void finish_copy(Prepared& p, const Node& node, const Options& o, const SourceFa
                  const stage::ExtractResult& extracted, std::optional<std::uint32_t> crc) {
   p.root = staged_root(p.staging, facts.tarball);
   if (!facts.tarball) fs::permissions(p.root, static_cast<fs::perms>(facts.root_mode));
-  std::string old_prefix = stage::python_env_prefix(p.root).value_or(o.source);
+  // A directory that does not say where it was made is taken to be where it
+  // was made; a tarball's path says nothing about that.
+  std::string old_prefix = stage::python_env_prefix(p.root).value_or(facts.tarball ? "" : o.source);
   p.warnings = stage::patch_python_env(p.root, old_prefix, node.destination).warnings;
   stage::write_stamp(p.root, {facts.fingerprint, o.source, crc ? fmt::format("crc32:{:08x}", *crc) : "none (one node)",
                               extracted.bytes, extracted.entries});

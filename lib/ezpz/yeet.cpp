@@ -254,6 +254,42 @@ std::optional<std::string> venv_prefix_from_activate(std::string_view activate_t
   return std::nullopt;
 }
 
+namespace {
+
+// "PREFIX/bin/pythonX.Y" -> {PREFIX, "pythonX.Y"}, PREFIX absolute and not "/".
+std::optional<ScriptPython> split_python_path(std::string_view interpreter) {
+  std::size_t bin = interpreter.rfind("/bin/");
+  if (interpreter.empty() || interpreter.front() != '/' || bin == std::string_view::npos || bin == 0) {
+    return std::nullopt;
+  }
+  std::string_view program = interpreter.substr(bin + 5);
+  if (program.rfind("python", 0) != 0 ||
+      program.find_first_not_of("0123456789.", 6) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return ScriptPython{std::string(interpreter.substr(0, bin)), std::string(program)};
+}
+
+}  // namespace
+
+std::optional<ScriptPython> python_of_script(std::string_view head) {
+  if (head.rfind("#!", 0) != 0) return std::nullopt;
+  std::size_t end = head.find('\n');
+  std::string_view first = head.substr(2, end == std::string_view::npos ? end : end - 2);
+  first.remove_prefix(std::min(first.find_first_not_of(" \t"), first.size()));
+  std::string_view interpreter = first.substr(0, first.find_first_of(" \t\r"));
+  if (interpreter == "/bin/sh" && end != std::string_view::npos) {
+    constexpr std::string_view k_exec = "'''exec' \"";
+    std::string_view second = head.substr(end + 1);
+    if (second.rfind(k_exec, 0) != 0) return std::nullopt;
+    second.remove_prefix(k_exec.size());
+    std::size_t quote = second.find_first_of("\"\n");
+    if (quote == std::string_view::npos || second[quote] != '"') return std::nullopt;
+    interpreter = second.substr(0, quote);
+  }
+  return split_python_path(interpreter);
+}
+
 std::string usage_hint(EnvKind kind, std::string_view destination) {
   switch (kind) {
     case EnvKind::venv:

@@ -119,6 +119,17 @@ std::optional<std::string> replace_prefix_padded(std::string_view data, std::str
 // The prefix a venv was made for, from its bin/activate (VIRTUAL_ENV=...).
 std::optional<std::string> venv_prefix_from_activate(std::string_view activate_text);
 
+// The Python a script's "#!" runs when it is PREFIX/bin/pythonX.Y, split into
+// PREFIX and the program's name: how a conda env (which has no bin/activate)
+// says where it was made. Reads conda's form for long prefixes too:
+// "#!/bin/sh", then "'''exec' "PREFIX/bin/python" "$0" "$@"".
+struct ScriptPython {
+  std::string prefix;
+  std::string program;  // "python3.11"
+  bool operator==(const ScriptPython&) const = default;
+};
+std::optional<ScriptPython> python_of_script(std::string_view head);
+
 // How to use the copy, printed at the end.
 enum class EnvKind { venv, conda, other };
 std::string usage_hint(EnvKind kind, std::string_view destination);

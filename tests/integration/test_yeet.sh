@@ -123,6 +123,7 @@ printf '%s\n' '{"name": "demo", "paths_data": {"paths_version": 1, "paths": [' \
 echo "export DEMO_HOME=$conda_src/share" >"$conda_src/etc/conda/activate.d/demo.sh"
 printf 'ELF\0%s/share\0end' "$conda_src" >"$conda_src/lib/libdemo.so"
 printf '#!%s/bin/python\nprint(1)\n' "$conda_src" >"$conda_src/bin/tool" && chmod +x "$conda_src/bin/tool"
+printf 'ELF' >"$conda_src/bin/python" && chmod +x "$conda_src/bin/python"
 nuls_as_spaces() { tr '\0' ' ' <"$1" | tr -s ' '; }
 yeet conda "$conda_src" --dst "$scratch/nodes/{host}/conda"
 expect_eq "conda: exit status" 0 "$rc"
@@ -136,12 +137,36 @@ for node in "${nodes[@]}"; do
     "$(nuls_as_spaces "$dst/lib/libdemo.so") $(stat -c %s "$dst/lib/libdemo.so")"
   expect_eq "conda $node: the script's #!" "#!$dst/bin/python" "$(head -n 1 "$dst/bin/tool")"
 done
+# The same env packed by `tar -C`: the tarball's path says nothing of where the
+# env was made; bin/tool's #! does.
+tar -C "$(dirname "$conda_src")" -czf "$scratch/src/conda.tar.gz" "$(basename "$conda_src")"
+yeet conda-tarball "$scratch/src/conda.tar.gz" --dst "$scratch/nodes/{host}/ct"
+expect_eq "conda-tarball: exit status" 0 "$rc"
+expect_eq "conda-tarball: no warning" "" "$(grep -F 'warning' <<<"$err")"
+for node in "${nodes[@]}"; do
+  dst=$(node_dst "$node" ct)
+  expect_eq "conda-tarball $node: the activation hook" "export DEMO_HOME=$dst/share" \
+    "$(cat "$dst/etc/conda/activate.d/demo.sh")"
+  expect_eq "conda-tarball $node: the binary" "ELF $dst/share end" "$(nuls_as_spaces "$dst/lib/libdemo.so")"
+  expect_eq "conda-tarball $node: the script's #!" "#!$dst/bin/python" "$(head -n 1 "$dst/bin/tool")"
+done
+# Without a script that names its Python, nothing says where it was made: said once.
+mkdir -p "$scratch/src/no-python" && cp -a "$conda_src/conda-meta" "$conda_src/etc" "$scratch/src/no-python/"
+tar -C "$scratch/src" -cf "$scratch/src/no-python.tar" no-python
+yeet conda-unknown "$scratch/src/no-python.tar" --dst "$scratch/nodes/{host}/cu"
+expect_eq "conda-unknown: exit status" 0 "$rc"
+expect_eq "conda-unknown: the one warning" \
+  "ezpz yeet: warning: n01: cannot tell where this conda env was made (no bin/activate or bin/ script names its Python): files that name that path are left as they were" \
+  "$(grep -F 'warning' <<<"$err")"
+expect_eq "conda-unknown: the hook as it was" "export DEMO_HOME=$conda_src/share" \
+  "$(cat "$(node_dst n04 cu)/etc/conda/activate.d/demo.sh")"
+
 long_name=a-destination-longer-than-the-conda-env-source
 yeet conda-longer "$conda_src" --dst "$scratch/nodes/{host}/$long_name"
 expect_eq "conda-longer: exit status" 0 "$rc"
 n01_long=$(node_dst n01 "$long_name")
 expect_eq "conda-longer: the binary that cannot take it is named once, for every node" \
-  "ezpz yeet: warning: n01: 1 binary file keep the old prefix $conda_src: the new one (${#n01_long} bytes) is longer than it (${#conda_src} bytes) and cannot be written over it; choose a --dst no longer than the source path" \
+  "ezpz yeet: warning: n01: 1 binary file keeps the old prefix $conda_src: the new one (${#n01_long} bytes) is longer than it (${#conda_src} bytes) and cannot be written over it; choose a --dst no longer than the source path" \
   "$(grep -F 'warning' <<<"$err")"
 expect_eq "conda-longer: the binary left as it was" "$(nuls_as_spaces "$conda_src/lib/libdemo.so")" \
   "$(nuls_as_spaces "$(node_dst n03 "$long_name")/lib/libdemo.so")"

@@ -361,6 +361,41 @@ void make_conda_env(const std::string& root) {
   write(root + "/lib/plain.txt", root + "\n");
 }
 
+TEST_CASE("a conda env says where it was made through its scripts' #!", "[stage]") {
+  TempDir dir;
+  std::string root = dir / "env";
+  make_conda_env(root);
+  CHECK_FALSE(python_env_prefix(root).has_value());  // no Python: nothing says
+  write(root + "/bin/python3.11", "\x7f" "ELF", 0755);
+  write(root + "/bin/pip", "#!/made/here/bin/python3.11\nimport pip\n", 0755);
+  write(root + "/bin/ipython", "#!/bin/sh\n'''exec' \"/made/here/bin/python3.11\" \"$0\" \"$@\"\n' '''\n",
+        0755);
+  // Outvoted, and naming a Python the env does not hold.
+  write(root + "/bin/stray", "#!/usr/bin/python3\n", 0755);
+  write(root + "/bin/other", "#!/elsewhere/bin/python3.11\n", 0755);
+  CHECK(python_env_prefix(root) == "/made/here");
+  fs::remove(root + "/bin/pip");
+  fs::remove(root + "/bin/ipython");
+  write(root + "/bin/only-stray", "#!/usr/bin/python3\n", 0755);
+  CHECK(python_env_prefix(root) == "/elsewhere");  // /usr: no bin/python3 here
+}
+
+TEST_CASE("an environment whose old prefix is unknown is left as it was, and said", "[stage]") {
+  TempDir dir;
+  std::string root = dir / "env";
+  make_conda_env(root);
+  std::string hook = read_text_file(root + "/etc/conda/activate.d/demo.sh");
+  EnvPatch patch = patch_python_env(root, "", "/tmp/e");
+  CHECK(read_text_file(root + "/etc/conda/activate.d/demo.sh") == hook);
+  REQUIRE(patch.warnings.size() == 1);
+  CHECK(patch.warnings[0] ==
+        "cannot tell where this conda env was made (no bin/activate or bin/ script names its "
+        "Python): files that name that path are left as they were");
+  write(dir / "venv/pyvenv.cfg", "home = /usr/bin\n");
+  CHECK(patch_python_env(dir / "venv", "", "/tmp/v").warnings.at(0).rfind(
+            "cannot tell where this venv was made", 0) == 0);
+}
+
 TEST_CASE("a moved conda env: every file its conda-meta records name is rewritten", "[stage]") {
   TempDir dir;
   std::string root = dir / "a-long-conda-env-prefix";
@@ -395,7 +430,7 @@ TEST_CASE("a moved conda env: a new prefix containing the old one is applied onc
         "\x7f" "ELF\0"s + root + "/share\0end"s);
   REQUIRE(patch.warnings.size() == 1);
   CHECK(patch.warnings[0] ==
-        fmt::format("1 binary file keep the old prefix {}: the new one ({} bytes) is longer than it "
+        fmt::format("1 binary file keeps the old prefix {}: the new one ({} bytes) is longer than it "
                     "({} bytes) and cannot be written over it; choose a --dst no longer than the "
                     "source path",
                     root, longer.size(), root.size()));

@@ -150,6 +150,37 @@ TEST_CASE("a moved venv's texts are rewritten to the new prefix", "[yeet]") {
   CHECK_FALSE(venv_prefix_from_activate("no venv here\n").has_value());
 }
 
+TEST_CASE("a script's #! names the Python, and so the prefix, of a conda env", "[yeet]") {
+  struct Row {
+    const char* head;
+    std::optional<ScriptPython> expected;
+  };
+  const Row rows[] = {
+      {"#!/opt/envs/torch/bin/python3.11\nimport sys\n", ScriptPython{"/opt/envs/torch", "python3.11"}},
+      {"#!/opt/envs/torch/bin/python\n", ScriptPython{"/opt/envs/torch", "python"}},
+      {"#! /e/bin/python3 -E\n", ScriptPython{"/e", "python3"}},
+      {"#!/e/bin/python3\r\n", ScriptPython{"/e", "python3"}},
+      {"#!/e/bin/python3", ScriptPython{"/e", "python3"}},  // no newline in the head read
+      // conda's form when the prefix is too long for a #! line
+      {"#!/bin/sh\n'''exec' \"/a/very/long/prefix/bin/python3.12\" \"$0\" \"$@\"\n' '''\n",
+       ScriptPython{"/a/very/long/prefix", "python3.12"}},
+      {"#!/bin/sh\necho not conda\n", std::nullopt},
+      {"#!/bin/sh\n'''exec' \"/no/closing/quote\n", std::nullopt},
+      {"#!/usr/bin/env python3\n", std::nullopt},  // names no prefix
+      {"#!/bin/python3\n", std::nullopt},          // "/" is no prefix
+      {"#!relative/bin/python\n", std::nullopt},
+      {"#!/e/bin/python3-config\n", std::nullopt},  // not a Python
+      {"#!/e/bin/pythonista\n", std::nullopt},
+      {"#!/e/bin/perl\n", std::nullopt},
+      {"\x7f" "ELF\x02\x01", std::nullopt},
+      {"", std::nullopt},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.head);
+    CHECK(python_of_script(row.head) == row.expected);
+  }
+}
+
 TEST_CASE("conda-meta records name the files that hold the prefix", "[yeet]") {
   // The shape conda writes (conda-meta/NAME-VERSION-BUILD.json), trimmed.
   const char* record = R"({

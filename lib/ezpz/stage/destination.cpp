@@ -1,11 +1,13 @@
 #include "ezpz/stage/destination.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -128,9 +130,9 @@ std::set<fs::path> patch_conda_records(const fs::path& root, std::string_view fr
   }
   if (too_long > 0) {
     warnings.push_back(fmt::format(
-        "{} binary file{} keep the old prefix {}: the new one ({} bytes) is longer than it ({} "
+        "{} binary {} the old prefix {}: the new one ({} bytes) is longer than it ({} "
         "bytes) and cannot be written over it; choose a --dst no longer than the source path",
-        too_long, too_long == 1 ? "" : "s", from, to.size(), from.size()));
+        too_long, too_long == 1 ? "file keeps" : "files keep", from, to.size(), from.size()));
   }
   return done;
 }
@@ -158,6 +160,32 @@ void patch_bin(const fs::path& root, std::string_view from, std::string_view to,
     if (auto patched = yeet::rewrite_shebang(*content, from, to)) rewrite_file(entry.path(), *patched);
   }
 }
+
+std::string file_head(const fs::path& path, std::size_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(bytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(bytes));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
+
+// The prefix most of bin/'s scripts run their Python from, counting only a
+// Python this environment holds itself (bin/pythonX.Y is here): a stray
+// script for the system's /usr/bin/python3 must not name /usr as the prefix.
+std::optional<std::string> prefix_from_scripts(const fs::path& root) {
+  std::map<std::string, int> votes;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(root / "bin", error)) {
+    if (!fs::is_regular_file(entry.symlink_status(error))) continue;
+    auto python = yeet::python_of_script(file_head(entry.path(), 4096));
+    if (python && fs::exists(root / "bin" / python->program, error)) ++votes[python->prefix];
+  }
+  auto most = std::max_element(votes.begin(), votes.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == votes.end()) return std::nullopt;
+  return most->first;
+}
+
 
 }  // namespace
 
@@ -203,9 +231,10 @@ std::string make_staging_dir(const std::string& destination, std::string_view ho
 }
 
 std::optional<std::string> python_env_prefix(const std::string& directory) {
-  auto activate = read_small_file(fs::path(directory) / "bin/activate");
-  if (!activate) return std::nullopt;
-  return yeet::venv_prefix_from_activate(*activate);
+  if (auto activate = read_small_file(fs::path(directory) / "bin/activate")) {
+    if (auto prefix = yeet::venv_prefix_from_activate(*activate)) return prefix;
+  }
+  return prefix_from_scripts(directory);
 }
 
 EnvPatch patch_python_env(const std::string& directory, std::string_view old_prefix,
@@ -215,7 +244,14 @@ EnvPatch patch_python_env(const std::string& directory, std::string_view old_pre
   result.kind = fs::exists(root / "conda-meta")   ? yeet::EnvKind::conda
                 : fs::exists(root / "pyvenv.cfg") ? yeet::EnvKind::venv
                                                   : yeet::EnvKind::other;
-  if (result.kind == yeet::EnvKind::other || old_prefix.empty()) return result;
+  if (result.kind == yeet::EnvKind::other) return result;
+  if (old_prefix.empty()) {
+    result.warnings.push_back(fmt::format(
+        "cannot tell where this {} was made (no bin/activate or bin/ script names its Python): "
+        "files that name that path are left as they were",
+        result.kind == yeet::EnvKind::conda ? "conda env" : "venv"));
+    return result;
+  }
   std::set<fs::path> done;
   if (result.kind == yeet::EnvKind::conda) {
     done = patch_conda_records(root, old_prefix, new_prefix, result.warnings);

@@ -36,11 +36,13 @@ struct EnvPatch {
 
 // Rewrites what names `old_prefix` in a moved venv or conda env: activation
 // scripts, pyvenv.cfg, "#!" lines and symlinks under bin/, and in a conda env
-// every file its conda-meta records say holds the prefix.
+// every file its conda-meta records say holds the prefix. An empty
+// `old_prefix` (unknown) changes nothing and says so in a warning.
 EnvPatch patch_python_env(const std::string& directory, std::string_view old_prefix,
                           std::string_view new_prefix);
 
-// The prefix the environment in `directory` was built for, read from its bin/activate.
+// The prefix the environment in `directory` was made for: a venv's
+// bin/activate, else (conda) the Python that bin/'s scripts name in "#!".
 std::optional<std::string> python_env_prefix(const std::string& directory);
 
 void write_stamp(const std::string& directory, const yeet::Stamp& stamp);
