@@ -259,7 +259,8 @@ namespace {
 // "PREFIX/bin/pythonX.Y" -> {PREFIX, "pythonX.Y"}, PREFIX absolute and not "/".
 std::optional<ScriptPython> split_python_path(std::string_view interpreter) {
   std::size_t bin = interpreter.rfind("/bin/");
-  if (interpreter.empty() || interpreter.front() != '/' || bin == std::string_view::npos || bin == 0) {
+  if (interpreter.empty() || interpreter.front() != '/' || bin == std::string_view::npos ||
+      bin == 0) {
     return std::nullopt;
   }
   std::string_view program = interpreter.substr(bin + 5);

@@ -366,10 +366,13 @@ TEST_CASE("a conda env says where it was made through its scripts' #!", "[stage]
   std::string root = dir / "env";
   make_conda_env(root);
   CHECK_FALSE(python_env_prefix(root).has_value());  // no Python: nothing says
-  write(root + "/bin/python3.11", "\x7f" "ELF", 0755);
-  write(root + "/bin/pip", "#!/made/here/bin/python3.11\nimport pip\n", 0755);
-  write(root + "/bin/ipython", "#!/bin/sh\n'''exec' \"/made/here/bin/python3.11\" \"$0\" \"$@\"\n' '''\n",
+  write(root + "/bin/python3.11",
+        "\x7f"
+        "ELF",
         0755);
+  write(root + "/bin/pip", "#!/made/here/bin/python3.11\nimport pip\n", 0755);
+  write(root + "/bin/ipython",
+        "#!/bin/sh\n'''exec' \"/made/here/bin/python3.11\" \"$0\" \"$@\"\n' '''\n", 0755);
   // Outvoted, and naming a Python the env does not hold.
   write(root + "/bin/stray", "#!/usr/bin/python3\n", 0755);
   write(root + "/bin/other", "#!/elsewhere/bin/python3.11\n", 0755);
@@ -392,8 +395,9 @@ TEST_CASE("an environment whose old prefix is unknown is left as it was, and sai
         "cannot tell where this conda env was made (no bin/activate or bin/ script names its "
         "Python): files that name that path are left as they were");
   write(dir / "venv/pyvenv.cfg", "home = /usr/bin\n");
-  CHECK(patch_python_env(dir / "venv", "", "/tmp/v").warnings.at(0).rfind(
-            "cannot tell where this venv was made", 0) == 0);
+  CHECK(patch_python_env(dir / "venv", "", "/tmp/v")
+            .warnings.at(0)
+            .rfind("cannot tell where this venv was made", 0) == 0);
 }
 
 TEST_CASE("a moved conda env: every file its conda-meta records name is rewritten", "[stage]") {
@@ -429,11 +433,12 @@ TEST_CASE("a moved conda env: a new prefix containing the old one is applied onc
   CHECK(read_text_file(root + "/lib/libdemo.so") ==
         "\x7f" "ELF\0"s + root + "/share\0end"s);
   REQUIRE(patch.warnings.size() == 1);
-  CHECK(patch.warnings[0] ==
-        fmt::format("1 binary file keeps the old prefix {}: the new one ({} bytes) is longer than it "
-                    "({} bytes) and cannot be written over it; choose a --dst no longer than the "
-                    "source path",
-                    root, longer.size(), root.size()));
+  CHECK(
+      patch.warnings[0] ==
+      fmt::format("1 binary file keeps the old prefix {}: the new one ({} bytes) is longer than it "
+                  "({} bytes) and cannot be written over it; choose a --dst no longer than the "
+                  "source path",
+                  root, longer.size(), root.size()));
 }
 
 TEST_CASE("a moved conda env: a record that is not JSON is named, the rest still patched",

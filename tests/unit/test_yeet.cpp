@@ -156,7 +156,8 @@ TEST_CASE("a script's #! names the Python, and so the prefix, of a conda env", "
     std::optional<ScriptPython> expected;
   };
   const Row rows[] = {
-      {"#!/opt/envs/torch/bin/python3.11\nimport sys\n", ScriptPython{"/opt/envs/torch", "python3.11"}},
+      {"#!/opt/envs/torch/bin/python3.11\nimport sys\n",
+       ScriptPython{"/opt/envs/torch", "python3.11"}},
       {"#!/opt/envs/torch/bin/python\n", ScriptPython{"/opt/envs/torch", "python"}},
       {"#! /e/bin/python3 -E\n", ScriptPython{"/e", "python3"}},
       {"#!/e/bin/python3\r\n", ScriptPython{"/e", "python3"}},
@@ -172,7 +173,9 @@ TEST_CASE("a script's #! names the Python, and so the prefix, of a conda env", "
       {"#!/e/bin/python3-config\n", std::nullopt},  // not a Python
       {"#!/e/bin/pythonista\n", std::nullopt},
       {"#!/e/bin/perl\n", std::nullopt},
-      {"\x7f" "ELF\x02\x01", std::nullopt},
+      {"\x7f"
+       "ELF\x02\x01",
+       std::nullopt},
       {"", std::nullopt},
   };
   for (const Row& row : rows) {

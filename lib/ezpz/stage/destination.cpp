@@ -186,7 +186,6 @@ std::optional<std::string> prefix_from_scripts(const fs::path& root) {
   return most->first;
 }
 
-
 }  // namespace
 
 yeet::Holding inspect_destination(const std::string& destination, std::string_view fingerprint) {
