@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     finish_options(options, given);
-    if (options.probe) return ezpz::smoke::run_probe();
+    if (options.probe) ezpz::smoke::run_probe();
     return ezpz::smoke::run_smoke(options);
   } catch (const CLI::Success& e) {
     return app.exit(e);

@@ -6,8 +6,8 @@
 namespace ezpz::smoke {
 
 // Prints one JSON object: libtorch version, devices, backends, threads. Starts
-// no process group. Returns the exit status.
-int run_probe();
+// no process group. Ends the process (status 0) without static destructors.
+[[noreturn]] void run_probe();
 
 // Trains on this rank and checks the result; 0 when every check passed, 1
 // when one failed. Throws ezpz::Error for setup and communication failures
