@@ -340,6 +340,56 @@ void reject_name(const Reader& r, const YAML::Node&, const Where& at, MachinePro
 }
 
 constexpr std::size_t k_max_pattern = 1000;
+constexpr double k_max_repeat_product = 1000;
+
+std::size_t digits_at(std::string_view text, std::size_t at) {
+  std::size_t end = at;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+  return end - at;
+}
+
+// The larger bound of the repeat whose text starts at `at` ("2,5}" -> 5,
+// "3}" -> 3, "2,}" -> 2, "}" -> 1). A number of more than 4 digits counts as
+// 10,000: past any limit, and never parsed.
+double repeat_bound(std::string_view regex, std::size_t at) {
+  auto number = [&](std::size_t from, std::size_t digits) {
+    return digits == 0  ? 0.0
+           : digits > 4 ? 1e4
+                        : std::stod(std::string(regex.substr(from, digits)));
+  };
+  std::size_t low = digits_at(regex, at);
+  double bound = number(at, low);
+  std::size_t comma = at + low;
+  if (comma < regex.size() && regex[comma] == ',') {
+    bound = std::max(bound, number(comma + 1, digits_at(regex, comma + 1)));
+  }
+  return std::max(bound, 1.0);
+}
+
+// What std::regex must not be given, or "". libstdc++ reads a back-reference
+// (\12) and a repeat's bounds ({2,5}) into a long without checking for
+// overflow (undefined behaviour; fuzz_machine_profile found it), and copies a
+// repeated part once per count, so nested counts multiply its size.
+std::string regex_numbers_problem(std::string_view regex) {
+  double product = 1;
+  bool in_brackets = false;
+  for (std::size_t i = 0; i < regex.size(); ++i) {
+    if (regex[i] == '\\') {
+      std::size_t digits = digits_at(regex, i + 1);
+      if (digits > 3) return "a back-reference with more than 3 digits";
+      i += std::max<std::size_t>(digits, 1);  // the escaped character is never syntax
+    } else if (in_brackets) {
+      in_brackets = regex[i] != ']';
+    } else if (regex[i] == '[') {
+      in_brackets = true;
+      if (i + 1 < regex.size() && regex[i + 1] == '^') ++i;
+      if (i + 1 < regex.size() && regex[i + 1] == ']') ++i;  // "[]...]": a literal ]
+    } else if (regex[i] == '{' && (product *= repeat_bound(regex, i + 1)) > k_max_repeat_product) {
+      return "repeat counts too large: {n,m} bounds multiply past 1000";
+    }
+  }
+  return "";
+}
 
 // name: regex, compiled here so that a broken one is reported with its file and line.
 std::vector<BadNodePattern> read_bad_node_patterns(const Reader& r, const YAML::Node& node,
@@ -351,6 +401,7 @@ std::vector<BadNodePattern> read_bad_node_patterns(const Reader& r, const YAML::
     if (regex.size() > k_max_pattern) {
       r.fail(e.at, fmt::format("longer than {} characters", k_max_pattern));
     }
+    if (std::string problem = regex_numbers_problem(regex); !problem.empty()) r.fail(e.at, problem);
     try {
       std::regex compiled(regex, std::regex::ECMAScript);
       if (compiled.mark_count() < 1) r.fail(e.at, "expected a capture group for the host");

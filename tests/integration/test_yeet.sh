@@ -57,9 +57,11 @@ expect_eq "changed: old copies and staging gone" "venv" "$(ls -A "$scratch/nodes
 
 # --- one node lost its copy: only it is sent one, and the progress lines count
 # the three that are up to date as done from the start. Read slowly (~7 s), so
-# that a progress line (every 5 s in a log) shows up mid-transfer. -----------
+# that a progress line (every 5 s in a log) shows up mid-transfer; in small
+# chunks, so that one is handed on (and progress told) every ~60 ms, not only
+# at the 4 MiB default's two or three boundaries. -----------------------------
 rm -rf "$(node_dst n04)"
-yeet one-lost "$src" --dst "$dst_pattern" --bwlimit $((source_bytes / 7))
+yeet one-lost "$src" --dst "$dst_pattern" --bwlimit $((source_bytes / 7)) --chunk-size 65536
 expect_eq "one-lost: exit status" 0 "$rc"
 expect_match "one-lost: only n04 copied" "1 copied, 3 up to date, 0 failed" "$out"
 expect_moved_copy "one-lost n04" "$src" "$(node_dst n04)"

@@ -227,6 +227,19 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
        "machines/x.yaml:3: bad_node_patterns.ssh: expected a capture group for the host"},
       {L + "bad_node_patterns: ['(x)']\n",
        "machines/x.yaml:2: bad_node_patterns: expected a mapping, got a list"},
+      // libstdc++ would overflow a long reading these numbers (fuzz_machine_profile's find),
+      // or copy the repeated part once per count.
+      {L + "bad_node_patterns:\n  step: 'failed on (\\S+) \\99999999999999999999'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a back-reference with more than 3 digits"},
+      {L + "bad_node_patterns:\n  step: '(x{99999999999999999999})'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: repeat counts too large: {n,m} bounds multiply "
+       "past 1000"},
+      {L + "bad_node_patterns:\n  step: '((x{1,40}){30})'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: repeat counts too large: {n,m} bounds multiply "
+       "past 1000"},
+      {L + "bad_node_patterns:\n  step: '(x{2000,})'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: repeat counts too large: {n,m} bounds multiply "
+       "past 1000"},
       {L + "bad_node_patterns:\n  long: '(" + std::string(1000, 'a') + ")'\n",
        "machines/x.yaml:3: bad_node_patterns.long: longer than 1000 characters"},
   };
@@ -239,11 +252,13 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
 TEST_CASE("bad-node patterns keep their names and order", "[profile]") {
   MachineProfile p = parse_machine_profile(
       "launcher: hydra\nbad_node_patterns:\n  ssh: '^ssh: Could not resolve hostname ([^:]+):'\n"
-      "  shepherd: '^(\\S+): shepherd died'\n",
+      "  shepherd: '^(\\S+): shepherd died'\n"
+      "  counted: '^(x\\d{1,3}c[0-9]{2}s[{]\\d+) lost \\1 {10,20}'\n",
       "machines/x.yaml");
-  CHECK(p.bad_node_patterns == std::vector<BadNodePattern>{
-                                   {"ssh", "^ssh: Could not resolve hostname ([^:]+):"},
-                                   {"shepherd", "^(\\S+): shepherd died"}});
+  CHECK(p.bad_node_patterns ==
+        std::vector<BadNodePattern>{{"ssh", "^ssh: Could not resolve hostname ([^:]+):"},
+                                    {"shepherd", "^(\\S+): shepherd died"},
+                                    {"counted", "^(x\\d{1,3}c[0-9]{2}s[{]\\d+) lost \\1 {10,20}"}});
 }
 
 TEST_CASE("profile errors are usage errors", "[profile]") {
