@@ -39,7 +39,8 @@ Allocation read_pbs(const Env& env, const FileReader& files, std::string_view) {
                             "run inside the PBS job, or set --scheduler local",
                             job_id));
   }
-  std::vector<std::string> lines = parse_hostfile(read_naming(files, *nodefile, "PBS_NODEFILE"));
+  std::vector<std::string> lines =
+      parse_hostfile(read_naming(files, *nodefile, "PBS_NODEFILE"), "PBS_NODEFILE " + *nodefile);
   if (lines.empty()) throw Error(fmt::format("PBS_NODEFILE {}: no hosts in file", *nodefile));
   Allocation allocation;
   allocation.scheduler = SchedulerKind::pbs;

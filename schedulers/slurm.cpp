@@ -37,6 +37,7 @@ Allocation read_slurm(const Env& env, const FileReader&, std::string_view) {
                             job_id ? job_id->first : "SLURM_JOB_ID", job_id ? job_id->second : ""));
   }
   std::vector<std::string> hosts = expand_hostlist(nodelist->second);
+  for (const std::string& host : hosts) check_host_name(host, nodelist->first);
   Allocation allocation;
   allocation.scheduler = SchedulerKind::slurm;
   allocation.job_id = job_id ? job_id->second : "";

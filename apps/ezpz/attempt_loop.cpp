@@ -39,6 +39,13 @@ const CLI::Validator k_seconds(
     },
     "SECONDS");
 
+const CLI::Validator k_size(
+    [](std::string& text) -> std::string {
+      if (parse_size(text)) return "";
+      return fmt::format("expected a size such as 512M or 4G; got \"{}\"", text);
+    },
+    "SIZE");
+
 }  // namespace
 
 void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
@@ -65,6 +72,12 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
                "Write no run record (default: .ezpz/runs/ID: plan, output, verdicts)")
       ->group(group);
   cmd.add_option("--runs-dir", o.runs_dir, "Where run records go (EZPZ_RUNS_DIR, .ezpz/runs)")
+      ->group(group);
+  cmd.add_option_function<std::string>(
+         "--record-limit", [&o](const std::string& text) { o.record_limit = *parse_size(text); },
+         "Most of each attempt's output its output.log keeps, e.g. 200M, 4G; 0: no limit (1G)")
+      ->check(k_size)
+      ->type_name("SIZE")
       ->group(group);
 }
 
@@ -127,7 +140,12 @@ Run start_run(const AttemptOptions& o, const PreparedLaunch& prepared, const Con
   log::info("run id: {}", run.id);
   run.summary = first_summary(run);
   if (o.no_record) return run;
-  run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
+  try {
+    run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
+  } catch (const Error& e) {  // a read-only or full directory: the job matters more than its record
+    log::warn("{}; the job runs without one", e.what());
+    return run;
+  }
   record(run, "hostfile", hostfile_text(run.pool.active));
   if (!run.pool.spares.empty()) record(run, "spares", hostfile_text(run.pool.spares));
   record(run, "run.json", summary_json(run.summary));
@@ -142,6 +160,7 @@ sys::ProcessOptions process_options(const Run& run, const std::string& output_pa
   p.timeout = to_ms(o.timeout_s);
   p.idle_timeout = to_ms(o.idle_timeout_s);
   p.output_record_path = output_path;
+  p.output_record_limit = o.record_limit;
   // Without a reason to read the output it is left alone: the ranks write straight to ezpz's
   // own stdout and stderr, as with no launcher in between.
   p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o);
@@ -172,10 +191,20 @@ std::vector<std::string> stop_leftovers(const Run& run) {
   return stopped;
 }
 
+// Where this attempt's output is recorded; empty when its directory cannot be made.
+std::string attempt_output_path(const Run& run, int attempt) {
+  try {
+    return run.recorder->attempt_directory(attempt) + "/output.log";
+  } catch (const Error& e) {
+    log::warn("{}; this attempt's output is not recorded", e.what());
+    return "";
+  }
+}
+
 AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned) {
   std::string output_path;
   if (run.recorder) {
-    output_path = run.recorder->attempt_directory(attempt) + "/output.log";
+    output_path = attempt_output_path(run, attempt);
     const std::string plan = render_json(planned, run.prepared.context) + "\n";
     if (attempt == 1) record(run, "plan.json", plan);  // with --spares, the spares held back
     record(run, fmt::format("attempt-{}/plan.json", attempt), plan);

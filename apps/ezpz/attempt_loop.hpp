@@ -1,6 +1,7 @@
 #pragma once
 // `ezpz launch` as a supervised run: watchdogs, retries with back-off,
 // failover to spare nodes, and the run record of every attempt.
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,10 @@
 
 namespace ezpz {
 
+// The most of an attempt's output its output.log keeps: a rank in a loop
+// (`yes`) fills a disk in minutes, and a record's use is the story of a run.
+inline constexpr std::uint64_t k_default_record_limit = std::uint64_t{1} << 30;
+
 struct AttemptOptions {
   double timeout_s = 0;       // --timeout: wall clock per attempt; 0: none
   double idle_timeout_s = 0;  // --idle-timeout: no output from any rank; 0: none
@@ -20,6 +25,7 @@ struct AttemptOptions {
   double retry_delay_s = 5;   // --retry-delay: the first back-off, doubled each time (cap 60 s)
   bool no_record = false;     // --no-record: no run record
   std::optional<std::string> runs_dir;  // --runs-dir
+  std::uint64_t record_limit = k_default_record_limit;  // --record-limit: output.log's cap
 };
 
 // Declares the options above on `launch`.

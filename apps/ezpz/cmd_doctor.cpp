@@ -110,7 +110,8 @@ void list_hosts(const DoctorOptions& o, doctor::Snapshot& s, const FileReader& f
         source.is_file ? fmt::format("{} {}", found->first, found->second) : found->first;
     if (!source.is_file) return;
     try {
-      s.listed_hosts = parse_hostfile(read_naming(files, found->second, found->first));
+      s.listed_hosts =
+          parse_hostfile(read_naming(files, found->second, found->first), s.hosts_source);
     } catch (const Error& error) {
       s.hosts_error = error.what();
     }
@@ -119,7 +120,7 @@ void list_hosts(const DoctorOptions& o, doctor::Snapshot& s, const FileReader& f
 
 // --hostfile replaces the scheduler's hosts, as in `ezpz launch`.
 void apply_hostfile(const std::string& path, doctor::Snapshot& s, const FileReader& files) {
-  s.listed_hosts = parse_hostfile(read_naming(files, path, "--hostfile"));
+  s.listed_hosts = parse_hostfile(read_naming(files, path, "--hostfile"), "--hostfile " + path);
   if (s.listed_hosts.empty()) throw Error(fmt::format("--hostfile {}: no hosts in file", path));
   s.allocation->hosts = unique_hosts(s.listed_hosts);
   s.allocation->slots_per_host.reset();

@@ -49,8 +49,7 @@ std::string names(const std::vector<MachineProfile>& profiles) {
   return out;
 }
 
-std::string which(const MachinesOptions& o, const std::vector<MachineProfile>& profiles,
-                  const Env& env) {
+std::string which(const MachinesOptions& o, const LoadedProfiles& profiles, const Env& env) {
   SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
   ProfileChoice choice =
       select_profile(profiles, std::nullopt, env, sys::hostname(), scheduler.kind);
@@ -62,11 +61,12 @@ std::string which(const MachinesOptions& o, const std::vector<MachineProfile>& p
 }  // namespace
 
 int run_machines(const MachinesOptions& o, const Context& context) {
-  const std::vector<MachineProfile> profiles = sys::load_machine_profiles(context.env);
-  if (o.show->parsed())
-    return print(profile_yaml(profile_named(profiles, o.show_name, "ezpz machines show")));
-  if (o.which->parsed()) return print(which(o, profiles, context.env));
-  return print(o.names_only ? names(profiles) : profiles_table(profiles));
+  const LoadedProfiles loaded = sys::load_machine_profiles(context.env);
+  if (o.show->parsed()) {
+    return print(profile_yaml(loaded_profile_named(loaded, o.show_name, "ezpz machines show")));
+  }
+  if (o.which->parsed()) return print(which(o, loaded, context.env));
+  return print(o.names_only ? names(loaded.profiles) : profiles_table(loaded));
 }
 
 }  // namespace ezpz

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/batch_script.hpp"
+#include "ezpz/env.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/log.hpp"
 #include "ezpz/sys/submit.hpp"
@@ -76,7 +77,7 @@ struct Target {
 // The scheduler first (the profile is only one of its clues), then the profile
 // that goes with it: a generic one is chosen by scheduler.
 Target choose_target(const SubmitOptions& o, const Env& env) {
-  std::vector<MachineProfile> profiles = sys::load_machine_profiles(env);
+  LoadedProfiles profiles = sys::load_machine_profiles(env);
   const std::string host = sys::hostname();
   SubmitSchedulerInputs in;
   in.flag = o.scheduler;
@@ -94,7 +95,23 @@ Target choose_target(const SubmitOptions& o, const Env& env) {
   ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
   log::debug("machine: {} ({})", choice.profile->name, choice.rule);
+  sys::warn_skipped_profiles(profiles);
   return {scheduler, *choice.profile};
+}
+
+// The job's `ezpz launch` would refuse a bad -x/--env name at run time, after
+// the job waited in the queue: refuse it here.
+void check_env_words(const std::vector<std::string>& words) {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string_view word = words[i];
+    bool separate = (word == "-x" || word == "--env") && i + 1 < words.size();
+    if (separate)
+      parse_assignment(words[++i], "--launch-arg -x");
+    else if (word.starts_with("--env="))
+      parse_assignment(word.substr(6), "--launch-arg -x");
+    else if (word.starts_with("-x") && word.size() > 2)
+      parse_assignment(word.substr(2), "--launch-arg -x");
+  }
 }
 
 BatchRequest batch_request(const SubmitOptions& o, std::vector<std::string> command,
@@ -119,6 +136,7 @@ BatchRequest batch_request(const SubmitOptions& o, std::vector<std::string> comm
   // The job's launch uses the profile this job was written for.
   if (o.machine) r.launch_args = {"--machine", *o.machine};
   r.launch_args.insert(r.launch_args.end(), o.launch_args.begin(), o.launch_args.end());
+  check_env_words(r.launch_args);
   r.command = std::move(command);
   return r;
 }

@@ -20,15 +20,25 @@ namespace ezpz {
 namespace {
 
 // CLI11's own conversion message ("Could not convert: --np = abc") names no
-// expectation; this one does, and runs before conversion.
-const CLI::Validator k_integer(
-    [](std::string& text) {
-      std::string_view digits = text;
-      if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
-      if (parse_count(digits)) return std::string();
-      return fmt::format("expected an integer, got \"{}\"", text);
-    },
-    "");
+// expectation; this one does, and runs before conversion. The upper bound is
+// checked here too: past it a count would wrap when narrowed to an int.
+CLI::Validator integer_up_to(long most) {
+  return CLI::Validator(
+      [most](std::string& text) {
+        std::string_view digits = text;
+        if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+        bool all_digits =
+            !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+        std::optional<long> value = parse_count(digits);
+        if (value && *value <= most) return std::string();
+        if (!all_digits) return fmt::format("expected an integer, got \"{}\"", text);
+        return fmt::format("expected at most {}, got {}", most, text);
+      },
+      "");
+}
+
+// Ranks per CPU that -n alone may start on a local host (slots unknown).
+constexpr int k_local_ranks_per_cpu = 8;
 
 }  // namespace
 
@@ -37,9 +47,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
   if (rank_options) {
     o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")
                           ->type_name("N")
-                          ->check(k_integer);
-    o.ppn_option =
-        cmd->add_option("--ppn", o.ppn, "Ranks per host")->type_name("N")->check(k_integer);
+                          ->check(integer_up_to(k_max_ranks));
+    o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host")
+                       ->type_name("N")
+                       ->check(integer_up_to(k_max_ppn));
   } else {
     // Said plainly, rather than CLI11's "arguments were not expected".
     o.rank_refusal = fmt::format(
@@ -51,7 +62,7 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
   }
   o.nhosts_option = cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")
                         ->type_name("N")
-                        ->check(k_integer);
+                        ->check(integer_up_to(k_max_hosts));
   cmd->add_option("--hostfile", o.hostfile, "Take hosts from this file, not the scheduler")
       ->type_name("FILE");
   cmd->add_option("--exclude", o.exclude, "Never use these hosts (comma list, repeatable)")
@@ -120,7 +131,8 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
   request.excluded = o.exclude;
   if (o.exclude_file) {
     for (const std::string& host :
-         parse_hostfile(read_naming(files, *o.exclude_file, "--exclude-file"))) {
+         parse_hostfile(read_naming(files, *o.exclude_file, "--exclude-file"),
+                        "--exclude-file " + *o.exclude_file)) {
       request.excluded.push_back(host);
     }
   }
@@ -136,7 +148,8 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
 
 // --hostfile replaces the scheduler's hosts (deduplicated, in order).
 void apply_hostfile(Allocation& allocation, const std::string& path, const FileReader& files) {
-  std::vector<std::string> lines = parse_hostfile(read_naming(files, path, "--hostfile"));
+  std::vector<std::string> lines =
+      parse_hostfile(read_naming(files, path, "--hostfile"), "--hostfile " + path);
   if (lines.empty()) throw Error(fmt::format("--hostfile {}: no hosts in file", path));
   allocation.hosts = unique_hosts(lines);
   allocation.nodefile = lines == allocation.hosts ? path : "";
@@ -180,16 +193,23 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
                allocation.job_id.empty() ? "-" : allocation.job_id, allocation.hosts.size(),
                compress_hostlist(allocation.hosts));
   }
-  std::vector<MachineProfile> profiles = sys::load_machine_profiles(env);
+  LoadedProfiles profiles = sys::load_machine_profiles(env);
   ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
   log::debug("machine: {} ({}; {})", choice.profile->name, choice.rule, choice.profile->source);
+  sys::warn_skipped_profiles(profiles);
   const MachineProfile& profile = *choice.profile;
   SlotsPerHost slots =
       default_slots_per_host(env, allocation, profile.gpus_per_node, profile.name,
                              [&env] { return sys::probe_local_accelerators(env); });
+  if (scheduler.kind == SchedulerKind::local) {
+    int cpus = sys::online_cpus();
+    slots.most_per_host = k_local_ranks_per_cpu * cpus;
+    slots.most_source =
+        fmt::format("{} per CPU x {} CPU{}", k_local_ranks_per_cpu, cpus, cpus == 1 ? "" : "s");
+  }
   log::debug("ranks per host: {} ({})", slots.count, slots.source);
   return {PlanInputs{allocation, profile, slots, master_port(env),
-                     bundled_program_path(context, "ezpz-rankenv"), run_dir(env), env},
+                     bundled_program_path(context, "ezpz-rankenv"), run_dir(env), env, host},
           std::string(to_string(scheduler.kind)), choice.rule};
 }
 

@@ -3,17 +3,63 @@
 // LOCAL_WORLD_SIZE from the launcher's own variables, then execs COMMAND.
 // WORLD_SIZE and LOCAL_WORLD_SIZE keep the launcher-wide values ezpz exported
 // when the launcher does not set its own. No shell is involved.
+// With EZPZ_STDIN set, rank 0 takes its stdin from ezpz's relay there and the
+// other ranks from /dev/null (lib/ezpz/sys/stdin_relay.hpp says why).
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "ezpz/rank_env.hpp"
+#include "ezpz/sys/stdin_relay.hpp"
 
 namespace {
+
 const char* lookup(const char* name) { return std::getenv(name); }
+
+int connect_to(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) return -1;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+void take_stdin() {
+  const char* variable = std::getenv(ezpz::sys::k_stdin_socket_variable);
+  if (variable == nullptr) return;
+  const std::string path = variable;
+  unsetenv(ezpz::sys::k_stdin_socket_variable);  // the job's own children are not rank 0's stdin
+  const char* rank = std::getenv("RANK");
+  int fd = -1;
+  if (rank != nullptr && std::strcmp(rank, "0") == 0) {
+    fd = connect_to(path);
+    if (fd < 0) {
+      std::fprintf(stderr,
+                   "ezpz-rankenv: rank 0: cannot reach ezpz's stdin at %s: %s; stdin is empty\n",
+                   path.c_str(), std::strerror(errno));
+    }
+  }
+  if (fd < 0) fd = ::open("/dev/null", O_RDONLY);
+  if (fd > STDIN_FILENO) {
+    ::dup2(fd, STDIN_FILENO);
+    ::close(fd);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -25,6 +71,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, value] : ezpz::map_rank_env(launcher ? launcher : "", lookup)) {
     setenv(name.c_str(), value.c_str(), 1);
   }
+  take_stdin();
   execvp(argv[1], argv + 1);
   int error = errno;
   std::fprintf(stderr, "ezpz-rankenv: %s: %s\n", argv[1], std::strerror(error));

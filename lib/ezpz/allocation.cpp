@@ -42,12 +42,60 @@ std::string read_naming(const FileReader& files, const std::string& path, std::s
   }
 }
 
-std::vector<std::string> parse_hostfile(std::string_view text) {
+namespace {
+
+bool is_label_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
+}
+
+std::optional<std::string> label_problem(std::string_view label) {
+  if (label.empty()) return "an empty label (two dots, or a dot at either end)";
+  if (label.size() > 63) return fmt::format("a label of {} characters (at most 63)", label.size());
+  if (label.front() == '-' || label.back() == '-') return "a label that starts or ends with '-'";
+  return std::nullopt;
+}
+
+// Long or binary names are cut for the one-line message.
+std::string shown_host(std::string_view host) {
+  constexpr std::size_t k_shown = 40;
+  if (host.size() <= k_shown) return fmt::format("{:?}", host);
+  return fmt::format("{:?}... ({} characters)", host.substr(0, k_shown), host.size());
+}
+
+}  // namespace
+
+std::optional<std::string> host_name_problem(std::string_view host) {
+  if (host.size() > 253) return fmt::format("{} characters (at most 253)", host.size());
+  for (char c : host) {
+    if (c != '.' && !is_label_char(c)) {
+      return fmt::format("it holds {:?} (letters, digits, '-', '_' and '.' only)",
+                         std::string(1, c));
+    }
+  }
+  for (std::size_t start = 0; start <= host.size();) {
+    std::size_t end = std::min(host.find('.', start), host.size());
+    if (auto problem = label_problem(host.substr(start, end - start))) return problem;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+void check_host_name(std::string_view host, std::string_view where) {
+  if (auto problem = host_name_problem(host)) {
+    throw Error(fmt::format("{}: {} is not a host name: {}", where, shown_host(host), *problem));
+  }
+}
+
+std::vector<std::string> parse_hostfile(std::string_view text, std::string_view source) {
   std::vector<std::string> hosts;
-  while (!text.empty()) {
+  for (int line = 1; !text.empty(); ++line) {
     auto newline = text.find('\n');
     std::string_view host = host_of_line(text.substr(0, newline));
-    if (!host.empty()) hosts.emplace_back(host);
+    if (!host.empty()) {
+      check_host_name(host, fmt::format("{}:{}", source, line));
+      hosts.emplace_back(host);
+    }
     text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
   }
   return hosts;

@@ -32,9 +32,20 @@ struct Allocation {
 // scheduler used is what launchers are given.
 std::string_view short_host_name(std::string_view host);
 
+// Why `host` is not a host name, or nullopt when it is one: RFC 1123 labels
+// (letters, digits and '-', 1-63 characters, at most 253 in all) and the '_'
+// some schedulers' node names use. A binary file or a stray NUL would
+// otherwise become a rank's MASTER_ADDR.
+std::optional<std::string> host_name_problem(std::string_view host);
+
+// Throws Error("<where>: <problem>") when `host` is not a host name.
+void check_host_name(std::string_view host, std::string_view where);
+
 // Hostfile text ("host" or "host slots=N" / "host:N" per line, '#' comments)
-// into host names in order, duplicates kept.
-std::vector<std::string> parse_hostfile(std::string_view text);
+// into host names in order, duplicates kept. `source` ("PBS_NODEFILE
+// /var/spool/..." ) names the file in errors, as "source:LINE".
+std::vector<std::string> parse_hostfile(std::string_view text,
+                                        std::string_view source = "hostfile");
 
 // `hosts` without repeats (by short name), first spelling and order kept.
 std::vector<std::string> unique_hosts(const std::vector<std::string>& hosts);

@@ -187,12 +187,22 @@ Classification signal_ending(const AttemptFacts& f) {
   return {Ending::interrupted, {}, {}, fmt::format("interrupted by signal {}", f.forwarded_signal)};
 }
 
+// A rank that wrote to a pipe nobody reads (`ezpz launch ... | head` without a record): the
+// launchers' words for SIGPIPE. The job's own doing, never a node's.
+bool broken_pipe(std::string_view what) {
+  return what.find("Broken pipe") != std::string_view::npos ||
+         what.find("signal 13") != std::string_view::npos ||
+         what.find("SIGNAL: 13") != std::string_view::npos;
+}
+
 // Without a named bad node and without the watchdog: the launcher's own words decide, else its
 // exit status. A rank killed by a signal is the machine's doing more often than the job's.
 Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed) {
   if (!failed.empty()) {
     const FailedRank& first = failed.front();
-    const Ending ending = first.died_of_signal ? Ending::bad_node : Ending::application_error;
+    const Ending ending = first.died_of_signal && !broken_pipe(first.what)
+                              ? Ending::bad_node
+                              : Ending::application_error;
     std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
     return {ending, {}, std::move(failed), std::move(reason)};
   }
@@ -209,6 +219,14 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
                         f.exit_status, f.launcher_signal,
                         abbrev ? fmt::format("SIG{}", abbrev) : "unnamed")};
   }
+  if (f.exit_status == 128 + SIGPIPE) {
+    return {Ending::application_error,
+            {},
+            {},
+            fmt::format("exit status {}: a rank wrote to a closed pipe (SIGPIPE): the reader of "
+                        "the job's output went away",
+                        f.exit_status)};
+  }
   // 129-192: 128+N for signal N; 255 is a launcher's own "something failed".
   if (f.exit_status > 128 && f.exit_status <= 128 + 64) {
     return {Ending::bad_node, {}, {},
@@ -223,6 +241,9 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
 
 Classification classify_attempt(const AttemptFacts& f, const std::vector<BadNodePattern>& patterns) {
   if (f.interrupted) return signal_ending(f);
+  if (f.watchdog == Watchdog::stdout_closed) {
+    return {Ending::interrupted, {}, {}, "ezpz's stdout was closed by its reader (SIGPIPE)"};
+  }
   if (f.exit_status == 0 && f.watchdog == Watchdog::none) return {Ending::success, {}, {}, "exit status 0"};
   std::vector<FailedRank> failed = failed_ranks(f.output);
   for (FailedRank& rank : failed) {

@@ -26,7 +26,8 @@ std::string_view to_string(Ending ending);
 
 // Why ezpz stopped the attempt, if it did: a limit, or a bad-node signature
 // seen on the launcher's stderr (no point waiting for the hang that follows).
-enum class Watchdog { none, timeout, idle, signature };
+// stdout_closed: ezpz's own stdout lost its reader (`ezpz launch ... | head`).
+enum class Watchdog { none, timeout, idle, signature, stdout_closed };
 
 struct AttemptFacts {
   int exit_status = 0;       // as ezpz reports it: 128+N for signal N

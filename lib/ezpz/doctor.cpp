@@ -97,16 +97,9 @@ namespace {
 
 // Each file on its own, so that one broken file is reported and the others still load.
 void load_each(const std::vector<ProfileFile>& files, Derived& d) {
-  std::vector<ProfileFile> loadable;
-  for (const ProfileFile& file : files) {
-    try {
-      parse_machine_profile(file.text, file.path);
-      loadable.push_back(file);
-    } catch (const Error& error) {
-      d.profile_errors.emplace_back(error.what());
-    }
-  }
-  d.profiles = load_profiles(loadable);
+  LoadedProfiles loaded = load_each_profile(files);
+  for (const BrokenProfile& broken : loaded.broken) d.profile_errors.push_back(broken.error);
+  d.profiles = std::move(loaded.profiles);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // An environment snapshot, captured once in main and passed down as a value,
 // so that no code below main reads the process environment.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,12 +24,22 @@ std::optional<std::string> get_nonempty(const Env& env, std::string_view name);
 std::optional<std::pair<std::string, std::string>> first_nonempty(
     const Env& env, const std::vector<std::string_view>& names);
 
-// True for names that look like credentials (*TOKEN*, *KEY*, *SECRET*,
-// *PASSWORD*, case-insensitive): their values are never printed.
+// True for names that look like credentials (*TOKEN*, *KEY*, *PASS*, *AUTH*,
+// *CREDENTIAL* ..., case-insensitive; k_secret_markers in env.cpp): their
+// values are never printed.
 bool is_secret_name(std::string_view name);
 
+// What ezpz prints for a variable: "<redacted>" in place of a secret's value.
+std::string_view shown_value(std::string_view name, std::string_view value);
+
+// An environment variable name a shell accepts: letters, digits and _, not
+// starting with a digit.
+bool is_variable_name(std::string_view name);
+inline constexpr std::string_view k_not_a_variable_name =
+    "is not a variable name (letters, digits and _, not starting with a digit)";
+
 // Parses "K=V" (from -x/--env); throws Error naming `flag` when '=' is absent
-// or the name is empty.
+// or the name is empty or not a variable name.
 std::pair<std::string, std::string> parse_assignment(std::string_view text, std::string_view flag);
 
 // ezpz's per-user cache directory: $XDG_CACHE_HOME/ezpz, else $HOME/.cache/ezpz;
@@ -37,5 +48,9 @@ std::optional<std::string> ezpz_cache_dir(const Env& env);
 
 // A strict non-negative decimal integer, or nullopt ("12", not "12x" or "-1").
 std::optional<long> parse_count(std::string_view text);
+
+// A size in bytes: a count with an optional binary suffix K, M, G or T (also
+// KiB, MB ..., any case: 1K = 1024), at most 2^62; nullopt otherwise.
+std::optional<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace ezpz

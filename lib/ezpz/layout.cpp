@@ -58,6 +58,11 @@ Topology infer_from_nprocs(long nprocs, int available, const SlotsPerHost& slots
         nprocs, static_cast<long>(available) * slots.count, available, slots.count,
         slots.source));
   }
+  if (!slots.known && slots.most_per_host > 0 && ppn > slots.most_per_host) {
+    throw Error(
+        fmt::format("-n {} is more than this host can hold ({}); pass --ppn to oversubscribe",
+                    nprocs, slots.most_source));
+  }
   return {static_cast<int>(hosts), ppn, static_cast<int>(nprocs)};
 }
 

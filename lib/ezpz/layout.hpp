@@ -15,7 +15,19 @@ struct SlotsPerHost {
   int count = 1;
   std::string source;    // "NGPU_PER_HOST=4", "machine profile aurora", ...
   bool known = false;    // false for the last-resort default of 1
+  // With slots unknown, the most ranks -n alone may put on one host (0: no
+  // limit): a local run of -n 99999999999 would spawn until the host falls
+  // over. --ppn says the user means it.
+  int most_per_host = 0;
+  std::string most_source{};  // "8 per CPU x 2 CPUs"
 };
+
+// The largest counts ezpz plans for, checked when flags are parsed: far above
+// any machine (Fugaku's 158,976 nodes x 48 cores is 7.6 M ranks), far below
+// where an int would wrap.
+inline constexpr long k_max_ranks = 10'000'000;
+inline constexpr long k_max_ppn = 4'096;
+inline constexpr long k_max_hosts = 1'000'000;
 
 // First of: NGPU_PER_HOST; what the job asked the scheduler for; the
 // profile's accelerators per node; the local probe; else 1 (unknown).

@@ -13,10 +13,11 @@
 #include <climits>
 #include <filesystem>
 #include <functional>
-#include <regex>
 #include <map>
+#include <regex>
 #include <span>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -140,12 +141,6 @@ void for_each_entry(const Reader& r, const YAML::Node& node, const Where& at,
     if (!fresh) r.fail(entry.at, fmt::format("duplicate key (first on line {})", seen->second));
     visit(entry);
   }
-}
-
-bool is_variable_name(std::string_view name) {
-  auto word = [](char c) { return c == '_' || std::isalnum(static_cast<unsigned char>(c)); };
-  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
-         std::all_of(name.begin(), name.end(), word);
 }
 
 // NAME: value pairs in file order (env, match.env).
@@ -366,26 +361,56 @@ double repeat_bound(std::string_view regex, std::size_t at) {
   return std::max(bound, 1.0);
 }
 
+// True when the text at `at` repeats what precedes it more than once: *, +,
+// or {n,m} with a bound above 1 ("?" and "{1}" repeat nothing).
+bool repeats_at(std::string_view regex, std::size_t at) {
+  if (at >= regex.size()) return false;
+  if (regex[at] == '*' || regex[at] == '+') return true;
+  return regex[at] == '{' && repeat_bound(regex, at + 1) > 1;
+}
+
+bool is_quantifier(char c) {
+  return c == '*' || c == '+' || c == '?' || c == '{';
+}
+
 // What std::regex must not be given, or "". libstdc++ reads a back-reference
 // (\12) and a repeat's bounds ({2,5}) into a long without checking for
 // overflow (undefined behaviour; fuzz_machine_profile found it), and copies a
-// repeated part once per count, so nested counts multiply its size.
-std::string regex_numbers_problem(std::string_view regex) {
+// repeated part once per count, so nested counts multiply its size. Its
+// matcher backtracks: a repeated group that holds a repeat, as in (\w+\s?)*,
+// tries every way of splitting a line that almost matches, which took 13 s
+// on a 29-character line; every line of a job's stderr is matched.
+std::string regex_problem(std::string_view regex) {
   double product = 1;
   bool in_brackets = false;
+  std::vector<bool> group_repeats;  // per open group: does it hold a quantifier?
   for (std::size_t i = 0; i < regex.size(); ++i) {
-    if (regex[i] == '\\') {
+    const char c = regex[i];
+    if (c == '\\') {
       std::size_t digits = digits_at(regex, i + 1);
       if (digits > 3) return "a back-reference with more than 3 digits";
       i += std::max<std::size_t>(digits, 1);  // the escaped character is never syntax
     } else if (in_brackets) {
-      in_brackets = regex[i] != ']';
-    } else if (regex[i] == '[') {
+      in_brackets = c != ']';
+    } else if (c == '[') {
       in_brackets = true;
       if (i + 1 < regex.size() && regex[i + 1] == '^') ++i;
       if (i + 1 < regex.size() && regex[i + 1] == ']') ++i;  // "[]...]": a literal ]
-    } else if (regex[i] == '{' && (product *= repeat_bound(regex, i + 1)) > k_max_repeat_product) {
+    } else if (c == '{' && (product *= repeat_bound(regex, i + 1)) > k_max_repeat_product) {
       return "repeat counts too large: {n,m} bounds multiply past 1000";
+    } else if (c == '(') {
+      group_repeats.push_back(false);
+      if (i + 1 < regex.size() && regex[i + 1] == '?') ++i;  // (?: (?= (?!: not a repeat
+    } else if (c == ')' && !group_repeats.empty()) {
+      const bool inner = group_repeats.back();
+      group_repeats.pop_back();
+      if (inner && repeats_at(regex, i + 1)) {
+        return "a repeated group holds a repeat (as in (a+)+): matching can take exponential "
+               "time";
+      }
+      if (!group_repeats.empty()) group_repeats.back() = group_repeats.back() || inner;
+    } else if (is_quantifier(c) && !group_repeats.empty()) {
+      group_repeats.back() = true;
     }
   }
   return "";
@@ -401,7 +426,7 @@ std::vector<BadNodePattern> read_bad_node_patterns(const Reader& r, const YAML::
     if (regex.size() > k_max_pattern) {
       r.fail(e.at, fmt::format("longer than {} characters", k_max_pattern));
     }
-    if (std::string problem = regex_numbers_problem(regex); !problem.empty()) r.fail(e.at, problem);
+    if (std::string problem = regex_problem(regex); !problem.empty()) r.fail(e.at, problem);
     try {
       std::regex compiled(regex, std::regex::ECMAScript);
       if (compiled.mark_count() < 1) r.fail(e.at, "expected a capture group for the host");
@@ -455,9 +480,16 @@ constexpr std::array<Field<MachineProfile>, 16> k_profile_fields = {{
     {"name", reject_name},
 }};
 
+// One document: yaml-cpp's Load would keep the first of several and drop the
+// rest without a word.
 YAML::Node load_yaml(const Reader& r, std::string_view text) {
   try {
-    return YAML::Load(std::string(text));
+    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (documents.size() > 1) {
+      int line = documents[1].Mark().is_null() ? 1 : documents[1].Mark().line + 1;
+      r.fail({line, ""}, "a second YAML document: a profile is one document (remove the '---')");
+    }
+    return documents.empty() ? YAML::Node() : documents.front();
   } catch (const YAML::Exception& e) {
     // e.what() starts with yaml-cpp's own "error at line L, column C"; the
     // line is reported in ezpz's form instead, from the same mark.
@@ -491,7 +523,34 @@ std::vector<MachineProfile> load_profiles(const std::vector<ProfileFile>& files)
   return profiles;
 }
 
+LoadedProfiles load_each_profile(const std::vector<ProfileFile>& files) {
+  std::map<std::string, std::variant<MachineProfile, BrokenProfile>> by_name;
+  for (const ProfileFile& file : files) {
+    std::string name = std::filesystem::path(file.path).stem().string();
+    try {
+      by_name.insert_or_assign(name, parse_machine_profile(file.text, file.path));
+    } catch (const Error& error) {
+      by_name.insert_or_assign(name, BrokenProfile{name, error.what()});
+    }
+  }
+  LoadedProfiles loaded;
+  for (auto& [name, entry] : by_name) {
+    if (auto* profile = std::get_if<MachineProfile>(&entry))
+      loaded.profiles.push_back(*profile);
+    else
+      loaded.broken.push_back(std::get<BrokenProfile>(entry));
+  }
+  return loaded;
+}
+
 namespace {
+
+const BrokenProfile* find_broken(const LoadedProfiles& loaded, std::string_view name) {
+  for (const BrokenProfile& broken : loaded.broken) {
+    if (broken.name == name) return &broken;
+  }
+  return nullptr;
+}
 
 const MachineProfile* find_profile(const std::vector<MachineProfile>& profiles,
                                    std::string_view name) {
@@ -586,6 +645,12 @@ const MachineProfile& profile_named(const std::vector<MachineProfile>& profiles,
   return *profile;
 }
 
+const MachineProfile& loaded_profile_named(const LoadedProfiles& loaded, std::string_view name,
+                                           std::string_view origin) {
+  if (const BrokenProfile* broken = find_broken(loaded, name)) throw Error(broken->error);
+  return profile_named(loaded.profiles, name, origin);
+}
+
 std::optional<SchedulerKind> fallback_for(const MachineProfile& profile) {
   for (const auto& [kind, name] : k_generic_profiles) {
     if (name == profile.name) return kind;
@@ -602,6 +667,15 @@ ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
   }
   if (auto matched = match_hostname(profiles, env, hostname)) return *std::move(matched);
   return generic_profile(profiles, hostname, scheduler);
+}
+
+ProfileChoice select_profile(const LoadedProfiles& loaded, const std::optional<std::string>& flag,
+                             const Env& env, std::string_view hostname, SchedulerKind scheduler) {
+  std::optional<std::string> named = flag ? flag : get_nonempty(env, "EZPZ_MACHINE");
+  if (named) {
+    if (const BrokenProfile* broken = find_broken(loaded, *named)) throw Error(broken->error);
+  }
+  return select_profile(loaded.profiles, flag, env, hostname, scheduler);
 }
 
 }  // namespace ezpz

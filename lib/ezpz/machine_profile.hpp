@@ -82,7 +82,30 @@ struct ProfileFile {
 // Parses every file; a later file with the same stem as an earlier one
 // replaces it (the search path lists user directories first, so callers pass
 // files in reverse search order: bundled first, user last). Sorted by name.
+// Throws the first file's Error.
 std::vector<MachineProfile> load_profiles(const std::vector<ProfileFile>& files);
+
+// A profile file that did not load.
+struct BrokenProfile {
+  std::string name;   // its file's stem: the name it would have had
+  std::string error;  // "<file>:<line>: <what>"
+  bool operator==(const BrokenProfile&) const = default;
+};
+
+// What the search path holds: a draft or broken file in a user's directory
+// must not stop every launch, so it is set aside (and reported) rather than
+// thrown; it replaces an earlier file of the same stem all the same, so a
+// broken override never silently falls back to the bundled profile.
+struct LoadedProfiles {
+  std::vector<MachineProfile> profiles{};  // sorted by name
+  std::vector<BrokenProfile> broken{};     // sorted by name
+};
+LoadedProfiles load_each_profile(const std::vector<ProfileFile>& files);
+
+// Throws the broken profile's own error when `name` is one; else as
+// profile_named below.
+const MachineProfile& loaded_profile_named(const LoadedProfiles& loaded, std::string_view name,
+                                           std::string_view origin);
 
 struct ProfileChoice {
   const MachineProfile* profile = nullptr;
@@ -103,5 +126,9 @@ std::optional<SchedulerKind> fallback_for(const MachineProfile& profile);
 ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
                              const std::optional<std::string>& flag, const Env& env,
                              std::string_view hostname, SchedulerKind scheduler);
+// The same, refusing with its own error a broken profile that --machine or
+// EZPZ_MACHINE names; broken profiles are never matched by hostname.
+ProfileChoice select_profile(const LoadedProfiles& loaded, const std::optional<std::string>& flag,
+                             const Env& env, std::string_view hostname, SchedulerKind scheduler);
 
 }  // namespace ezpz

@@ -86,6 +86,13 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request,
   return env;
 }
 
+// Rank 0 runs on the first host: this one in a local run, and usually in a batch job too
+// (PBS's mother superior and Slurm's batch host come first).
+bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) {
+  const std::string_view first = short_host_name(hosts.front());
+  return first == "localhost" || (!in.hostname.empty() && first == short_host_name(in.hostname));
+}
+
 std::vector<std::string> names_of(const EnvList& env) {
   std::vector<std::string> names;
   for (const auto& [name, value] : env) names.push_back(name);
@@ -114,8 +121,10 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   argv = launcher_argv(planned.launcher, launcher);
   argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());
   argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
-  if (request.rank_env && !launcher_sets_rank_env(planned.launcher)) argv.push_back(in.rankenv);
+  const bool wrapped = request.rank_env && !launcher_sets_rank_env(planned.launcher);
+  if (wrapped) argv.push_back(in.rankenv);
   argv.insert(argv.end(), request.command.begin(), request.command.end());
+  planned.plan.relay_stdin = wrapped && rank0_is_here(hosts, in);
   return planned;
 }
 

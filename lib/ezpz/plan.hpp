@@ -23,6 +23,9 @@ struct LaunchPlan {
   std::vector<std::string> argv;  // argv[0] is the launcher, looked up on PATH
   EnvList env;                    // set on top of ezpz's own environment, in order
   std::vector<FileToWrite> files; // written (atomically) before the launcher starts
+  // Rank 0 takes ezpz's stdin from a relay (lib/ezpz/sys/stdin_relay.hpp) rather than from
+  // the launcher: ezpz-rankenv wraps the ranks, and rank 0 runs on this host.
+  bool relay_stdin = false;
   bool operator==(const LaunchPlan&) const = default;
 };
 
@@ -47,6 +50,7 @@ struct PlanInputs {
   std::string rankenv;   // path of ezpz-rankenv
   std::string run_dir;   // where ezpz writes hostfiles
   Env environment;       // ezpz's own environment: a variable set there beats a profile default
+  std::string hostname;  // this host's name, as gethostname() says
 };
 
 // The plan and the facts behind it, for --dry-run --json and the logs.

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "ezpz/env.hpp"
+
 namespace ezpz {
 
 std::string match_summary(const MachineProfile& p) {
@@ -18,13 +20,16 @@ std::string match_summary(const MachineProfile& p) {
   return text;
 }
 
-std::string profiles_table(const std::vector<MachineProfile>& profiles) {
+std::string profiles_table(const LoadedProfiles& loaded) {
   const std::array<std::string, 5> header = {"NAME", "SCHEDULER", "LAUNCHER", "MATCH", "FILE"};
   std::vector<std::array<std::string, 5>> rows = {header};
-  for (const MachineProfile& p : profiles) {
+  for (const MachineProfile& p : loaded.profiles) {
     rows.push_back({p.name, p.scheduler ? std::string(to_string(*p.scheduler)) : "-", p.launcher,
                     match_summary(p), p.source});
   }
+  // A broken file's error starts with its file:line, where the FILE column is.
+  for (const BrokenProfile& b : loaded.broken)
+    rows.push_back({b.name, "-", "-", "BROKEN", b.error});
   std::array<size_t, 5> width{};
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
@@ -44,7 +49,9 @@ constexpr std::array<const char*, 3> k_bind_styles = {"none", "depth", "list"};
 void emit_env(YAML::Emitter& out, const char* key, const EnvList& env) {
   if (env.empty()) return;
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
-  for (const auto& [name, value] : env) out << YAML::Key << name << YAML::Value << value;
+  for (const auto& [name, value] : env) {
+    out << YAML::Key << name << YAML::Value << std::string(shown_value(name, value));
+  }
   out << YAML::EndMap;
 }
 

@@ -12,8 +12,9 @@ namespace ezpz {
 // "fallback for pbs jobs" (a generic profile), "only by name".
 std::string match_summary(const MachineProfile& profile);
 
-// NAME  SCHEDULER  LAUNCHER  MATCH  FILE, one row per profile, with a header.
-std::string profiles_table(const std::vector<MachineProfile>& profiles);
+// NAME  SCHEDULER  LAUNCHER  MATCH  FILE, one row per profile, with a header;
+// a file that did not load has MATCH "BROKEN" and its error as FILE.
+std::string profiles_table(const LoadedProfiles& loaded);
 
 // The profile as loaded, in the machines/ format, after a comment naming its file:
 // every key that is set (cpu_bind always); parse_machine_profile reads it back unchanged.

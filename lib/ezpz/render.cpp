@@ -2,18 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ezpz/env.hpp"
+
 namespace ezpz {
 namespace {
-
-constexpr std::string_view k_redacted = "<redacted>";
 
 bool is_safe_shell_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
          std::string_view("@%+=:,./_-").find(c) != std::string_view::npos;
-}
-
-std::string_view shown_value(const std::string& name, const std::string& value) {
-  return is_secret_name(name) ? k_redacted : std::string_view(value);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "ezpz/run_record.hpp"
 
 #include <algorithm>
+#include <csignal>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,8 @@ std::string_view to_string(Watchdog watchdog) {
       return "idle_timeout";
     case Watchdog::signature:
       return "bad_node_signature";
+    case Watchdog::stdout_closed:
+      return "stdout_closed";
     case Watchdog::none:
       break;
   }
@@ -62,6 +65,7 @@ std::string_view to_string(Watchdog watchdog) {
 }
 
 int attempt_exit_code(Watchdog watchdog, int launcher_exit) {
+  if (watchdog == Watchdog::stdout_closed) return 128 + SIGPIPE;  // as the pipeline's writer
   return watchdog == Watchdog::timeout || watchdog == Watchdog::idle ? 124 : launcher_exit;
 }
 

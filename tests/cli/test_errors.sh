@@ -65,13 +65,17 @@ expect_error "unknown machine" 2 \
 expect_error "unknown machine from env" 2 \
   'unknown machine "nope" (from EZPZ_MACHINE); known: aurora, frontier, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
   EZPZ_MACHINE=nope -- launch -- true
-expect_error "malformed profile" 2 \
+# A profile that does not load stops only the launches that ask for it.
+expect_error "malformed profile, named" 2 \
   "$bad_profiles/broken.yaml:2: gpus_per_node: expected an integer, got \"four\"" -- \
-  "EZPZ_MACHINES_PATH=$bad_profiles" -- launch -- true
+  "EZPZ_MACHINES_PATH=$bad_profiles" -- launch --machine broken -- true
+expect_error "malformed profile, named by EZPZ_MACHINE" 2 \
+  "$bad_profiles/broken.yaml:2: gpus_per_node: expected an integer, got \"four\"" -- \
+  "EZPZ_MACHINES_PATH=$bad_profiles" EZPZ_MACHINE=broken -- launch --dry-run -- true
 rm "$bad_profiles/broken.yaml"
 expect_error "misspelt profile key" 2 \
   "$bad_profiles/typo.yaml:2: gpus_per_nod: unknown key; did you mean \"gpus_per_node\"?" -- \
-  "EZPZ_MACHINES_PATH=$bad_profiles" -- launch -- true
+  "EZPZ_MACHINES_PATH=$bad_profiles" -- launch --machine typo -- true
 expect_error "unknown scheduler" 2 '--scheduler: unknown scheduler "lsf"; expected pbs, slurm or local' -- \
   -- launch --scheduler lsf -- true
 expect_error "unknown launcher" 2 \
@@ -156,5 +160,52 @@ expect_error "bad-node pattern without a group" 2 \
   "$bad_profiles/nogroup.yaml:3: bad_node_patterns.lost: expected a capture group for the host" -- \
   EZPZ_MACHINES_PATH="$bad_profiles" "${runs_env[@]}" -- launch --machine nogroup -- true
 rm "$bad_profiles/nogroup.yaml"
+
+# Names that would be shell code in `export NAME=...` or the pasteable plan line.
+name_rule="is not a variable name (letters, digits and _, not starting with a digit)"
+expect_error "-x: a name with shell code (launch --dry-run)" 2 \
+  "--env \"X;touch $scratch/PWNED;Y=1\": \"X;touch $scratch/PWNED;Y\" $name_rule" -- \
+  -- launch --dry-run -x "X;touch $scratch/PWNED;Y=1" -- true
+expect_error "-x: a name with shell code (env)" 2 \
+  "--env \"X;touch $scratch/PWNED;Y=1\": \"X;touch $scratch/PWNED;Y\" $name_rule" -- \
+  -- env -x "X;touch $scratch/PWNED;Y=1"
+expect_error "-x: a name starting with a digit" 2 "--env \"1A=2\": \"1A\" $name_rule" -- -- env -x 1A=2
+expect_error "submit: -x in a --launch-arg" 2 \
+  "--launch-arg -x \"\$(id)=1\": \"\$(id)\" $name_rule" -- \
+  -- submit --scheduler slurm --dry-run --launch-arg=-x --launch-arg='$(id)=1' -- true
+expect_error "submit: --env= in a --launch-arg" 2 "--launch-arg -x \"A B=1\": \"A B\" $name_rule" -- \
+  -- submit --scheduler slurm --dry-run "--launch-arg=--env=A B=1" -- true
+expect_true "-x: nothing ran" test ! -e "$scratch/PWNED"
+
+# Counts have a range, checked as the flags are read: an int must never wrap.
+expect_error "-n past the most ranks" 2 "--np: expected at most 10000000, got 4294967297" -- \
+  -- launch -n 4294967297 --dry-run -- true
+expect_error "-n that overflows a long" 2 "--np: expected at most 10000000, got 99999999999999999999" -- \
+  -- launch -n 99999999999999999999 --dry-run -- true
+expect_error "--ppn past the most" 2 "--ppn: expected at most 4096, got 4097" -- \
+  -- launch --ppn 4097 --dry-run -- true
+expect_error "--nhosts past the most" 2 "--nhosts: expected at most 1000000, got 1000001" -- \
+  -- launch --nhosts 1000001 --dry-run -- true
+cpus=$(nproc)
+expect_error "-n alone past what a local host holds" 2 \
+  "-n $((8 * cpus + 1)) is more than this host can hold (8 per CPU x $cpus CPU$([ "$cpus" = 1 ] || echo s)); pass --ppn to oversubscribe" -- \
+  -- launch -n $((8 * cpus + 1)) --dry-run -- true
+
+# Host names that are not host names, from every source of hosts, with file:line.
+printf 'n01\n\0\x01garbage\n' >"$scratch/binary.nodes"
+expect_error "a binary nodefile" 2 \
+  "PBS_NODEFILE $scratch/binary.nodes:2: \"\\x00\\x01garbage\" is not a host name: it holds \"\\x00\" (letters, digits, '-', '_' and '.' only)" -- \
+  PBS_JOBID=1.pbs "PBS_NODEFILE=$scratch/binary.nodes" -- launch -- true
+printf 'n01\n%s\n' "$(head -c 5000 /dev/zero | tr '\0' a)" >"$scratch/long.nodes"
+expect_error "a 5,000-character host name" 2 \
+  "--hostfile $scratch/long.nodes:2: \"$(head -c 40 /dev/zero | tr '\0' a)\"... (5000 characters) is not a host name: 5000 characters (at most 253)" -- \
+  -- launch --hostfile "$scratch/long.nodes" -- true
+expect_error "a Slurm node list with shell code" 2 \
+  "SLURM_JOB_NODELIST: \"n1;id\" is not a host name: it holds \";\" (letters, digits, '-', '_' and '.' only)" -- \
+  SLURM_JOB_ID=1 "SLURM_JOB_NODELIST=n1;id" -- launch -- true
+
+# Sizes.
+expect_error "--record-limit: not a size" 2 '--record-limit: expected a size such as 512M or 4G; got "lots"' -- \
+  "${runs_env[@]}" -- launch --record-limit lots -- true
 
 finish

@@ -60,7 +60,18 @@ words=(show)
 expect_eq "show: no name" "ezpz: error: NAME is required" "$(machines 2>&1 >/dev/null)"
 printf 'launcher: hydra\ngpus_per_node: many\n' >"$mine/broken.yaml"
 words=(list)
-expect_eq "list: a broken profile is named with its line" \
+expect_eq "list: a broken profile is listed, its error where the file goes" \
+  "broken - - BROKEN $mine/broken.yaml:2: gpus_per_node: expected an integer, got \"many\"" \
+  "$(machines EZPZ_MACHINES_PATH="$mine" 2>"$scratch/list.err" | grep '^broken ' | tr -s ' ')"
+expect_eq "list: and says nothing on stderr" "" "$(cat "$scratch/list.err")"
+words=(show broken)
+expect_eq "show: a broken profile gives its own error" \
   "ezpz: error: $mine/broken.yaml:2: gpus_per_node: expected an integer, got \"many\"" \
   "$(machines EZPZ_MACHINES_PATH="$mine" 2>&1 >/dev/null)"
+printf 'launcher: hydra\nenv:\n  HF_TOKEN: hf_s3cr3t\n  GITHUB_PAT: ghp_s3cr3t\n  NCCL_DEBUG: INFO\n' >"$mine/secrets.yaml"
+words=(show secrets)
+expect_eq "show: a profile's secret env values are redacted" "env:
+  HF_TOKEN: <redacted>
+  GITHUB_PAT: <redacted>
+  NCCL_DEBUG: INFO" "$(machines EZPZ_MACHINES_PATH="$mine" | sed -n '/^env:/,/^[a-z]/p' | grep -v '^[a-z_]*: ')"
 finish

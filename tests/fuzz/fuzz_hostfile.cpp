@@ -1,7 +1,8 @@
 // libFuzzer target: the hostfile parser (lib/ezpz/allocation.hpp), which reads
 // PBS nodefiles, Hydra/Open MPI hostfiles and --hostfile/--exclude-file text.
-// It never fails, so any exception, crash, leak or undefined behaviour is a
-// finding, and so is a result that breaks the documented contract.
+// It throws only ezpz::Error (a line that is not a host name); any other
+// exception, crash, leak or undefined behaviour is a finding, and so is a
+// result that breaks the documented contract.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ezpz/allocation.hpp"
+#include "ezpz/error.hpp"
 
 namespace {
 
@@ -26,17 +28,22 @@ namespace {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::vector<std::string> hosts = ezpz::parse_hostfile(input);
+  std::vector<std::string> hosts;
+  try {
+    hosts = ezpz::parse_hostfile(input);
+  } catch (const ezpz::Error&) {
+    return 0;  // a line that is not a host name: refused with its line number
+  }
 
   // A host is the first word of a line, up to ' ', '\t', ':' or '#': never
   // empty, never holding those, never spanning lines, never starting with a
-  // blank. (A '\r' inside the word is kept: only the line's ends are trimmed,
-  // for CRLF files.)
+  // blank, and a host name by RFC 1123's rules (plus '_').
   for (const std::string& host : hosts) {
     if (host.empty()) finding("empty host name", host);
     if (host.find_first_of(" \t\n:#") != std::string::npos) finding("separator in host", host);
     if (host.front() == '\r') finding("untrimmed host", host);
     if (input.find(host) == std::string_view::npos) finding("host not in the input", host);
+    if (ezpz::host_name_problem(host)) finding("accepted a name that is not a host name", host);
   }
   const auto lines = static_cast<std::size_t>(std::count(input.begin(), input.end(), '\n')) + 1;
   if (hosts.size() > lines) finding("more hosts than lines", "");

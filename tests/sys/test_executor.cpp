@@ -285,6 +285,36 @@ TEST_CASE("the launcher leads its own process group", "[executor]") {
   CHECK(parent == ::getpid());
 }
 
+TEST_CASE("with a stdin relay, the launcher's stdin is a pipe that neither has data nor ends",
+          "[executor]") {
+  TempDir dir;
+  LaunchPlan plan = shell(R"(readlink /proc/$$/fd/0 > "$1"; echo "$EZPZ_STDIN" >> "$1"; )"
+                          R"(test -S "$EZPZ_STDIN" && echo socket >> "$1"; )"
+                          R"(if timeout 0.3 cat; then echo ended >> "$1"; fi)",
+                          {dir.file("stdin")});
+  plan.relay_stdin = true;
+  const std::string input = dir.file("input");
+  std::ofstream(input) << "data\n";
+  const int fd = ::open(input.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  {
+    FdSwap swap(STDIN_FILENO, fd);
+    REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+  }
+  ::close(fd);
+  std::istringstream lines(read_text_file(dir.file("stdin")));
+  std::string kind, socket, state;
+  std::getline(lines, kind);
+  std::getline(lines, socket);
+  std::getline(lines, state);
+  CHECK(kind.starts_with("pipe:"));
+  CHECK(socket.starts_with("/tmp/ezpz-stdin-"));
+  CHECK(state == "socket");
+  CHECK(lines.peek() == EOF);       // `cat` saw neither data nor an end: timeout stopped it
+  CHECK_FALSE(fs::exists(socket));  // removed with its directory once the launcher exited
+  CHECK_FALSE(fs::exists(fs::path(socket).parent_path()));
+}
+
 TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
   TempDir dir;
   LaunchPlan plan = shell(R"(readlink /proc/$$/fd/0 > "$1")", {dir.file("stdin")});
@@ -532,21 +562,104 @@ TEST_CASE("a watchdog that ignores SIGTERM still ends in SIGKILL after the grace
   CHECK(seconds_since(start) < 3.0);
 }
 
-TEST_CASE("a closed stdout does not stop a captured job", "[executor][capture]") {
+TEST_CASE("a closed stdout stops a captured job, as it stops a pipeline's writer",
+          "[executor][capture]") {
   TempDir dir;
   std::array<int, 2> ends{};
   REQUIRE(::pipe(ends.data()) == 0);
   ::close(ends[0]);  // nobody reads: `ezpz launch ... | head` after head exited
   const std::string record = dir.file("output.log");
   ezpz::sys::RunOutcome outcome;
+  std::string err;
+  const auto start = Clock::now();
   {
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
     FdSwap swap(STDOUT_FILENO, ends[1]);
+    // Before, the job went on and its record grew without bound (`yes`: 10.9 GB in 30 s).
     outcome = ProcessExecutor(base_env(), capturing(record))
-                  .run_for_outcome(shell("echo first; echo second; exit 3"));
+                  .run_for_outcome(shell("echo first; exec sleep 30"));
+    err = read_text_file(err_file.path());
+  }
+  ::close(ends[1]);
+  CHECK(seconds_since(start) < 10.0);
+  CHECK(outcome.watchdog == ezpz::Watchdog::stdout_closed);
+  CHECK(read_text_file(record) == "first\n");
+  CHECK(
+      err.starts_with("ezpz: ezpz's standard output was closed by its reader; sending SIGTERM to "
+                      "the launcher\n"));
+}
+
+TEST_CASE("a failing stderr does not stop a captured job", "[executor][capture]") {
+  TempDir dir;
+  std::array<int, 2> ends{};
+  REQUIRE(::pipe(ends.data()) == 0);
+  ::close(ends[0]);
+  const std::string record = dir.file("output.log");
+  ezpz::sys::RunOutcome outcome;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    FdSwap swap(STDERR_FILENO, ends[1]);
+    outcome = ProcessExecutor(base_env(), capturing(record))
+                  .run_for_outcome(shell("echo first >&2; sleep 0.2; echo second; exit 3"));
   }
   ::close(ends[1]);
   CHECK(outcome.exit_code == 3);
+  CHECK(outcome.watchdog == ezpz::Watchdog::none);
   CHECK(read_text_file(record) == "first\nsecond\n");
+}
+
+TEST_CASE("the record stops at its limit with one line saying so; the console gets everything",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string record = dir.file("output.log");
+  ProcessOptions options = capturing(record);
+  options.output_record_limit = 100000;
+  options.tail_bytes = 1000;
+  ezpz::sys::RunOutcome outcome;
+  std::string out;
+  std::string err;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell(
+                      "echo start >&2; sleep 0.2; seq 1 300000; sleep 0.2; echo the-end >&2"));
+    out = read_text_file(out_file.path());
+    err = read_text_file(err_file.path());
+  }
+  std::string expected;
+  for (int i = 1; i <= 300000; ++i) expected += std::to_string(i) + "\n";
+  CHECK(out == expected);
+  const std::string note =
+      "\n[ezpz: the record stops here: it reached --record-limit (100000 bytes); the rest of the "
+      "output went only to the console]\n";
+  const std::string recorded = read_text_file(record);
+  CHECK(recorded.size() == 100000 + note.size());
+  CHECK(recorded.starts_with("start\n1\n2\n"));
+  CHECK(recorded.ends_with(note));
+  CHECK(err ==
+        "start\nezpz: the job's output reached --record-limit (100000 bytes); the rest is "
+        "not recorded\nthe-end\n");
+  // The verdict still reads the output's real end.
+  CHECK(outcome.output_tail.ends_with("299999\n300000\nthe-end\n"));
+}
+
+TEST_CASE("a record that cannot be created is said once, and the job runs", "[executor][capture]") {
+  TempDir dir;
+  ezpz::sys::RunOutcome outcome;
+  std::string err;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), capturing(dir.file("missing/output.log")))
+                  .run_for_outcome(shell("echo hi"));
+    err = read_text_file(err_file.path());
+  }
+  CHECK(outcome.exit_code == 0);
+  CHECK(outcome.output_tail == "hi\n");
+  CHECK(err == fmt::format("ezpz: warning: {}: No such file or directory; the job's output is not "
+                           "recorded\n",
+                           dir.file("missing/output.log")));
 }
 
 TEST_CASE("the launcher gets SIGPIPE's default action although ezpz ignores it meanwhile",

@@ -25,41 +25,79 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
   };
   const Row rows[] = {
       {"clean exit", {0, false, 0, true, Watchdog::none, ""}, Ending::success, {}, "exit status 0"},
-      {"the job's own error", {1, false, 0, true, Watchdog::none, "Traceback ...\nValueError\n"},
-       Ending::application_error, {}, "exit status 1: the job's own failure"},
-      {"SIGTERM in a job is walltime", {143, true, SIGTERM, true, Watchdog::none, ""},
-       Ending::walltime, {}, "SIGTERM inside the job: walltime (or the job was cancelled)"},
-      {"SIGTERM outside a job", {143, true, SIGTERM, false, Watchdog::none, ""},
-       Ending::interrupted, {}, "interrupted by signal 15"},
-      {"Ctrl-C", {130, true, SIGINT, true, Watchdog::none, ""}, Ending::interrupted, {},
+      {"the job's own error",
+       {1, false, 0, true, Watchdog::none, "Traceback ...\nValueError\n"},
+       Ending::application_error,
+       {},
+       "exit status 1: the job's own failure"},
+      {"SIGTERM in a job is walltime",
+       {143, true, SIGTERM, true, Watchdog::none, ""},
+       Ending::walltime,
+       {},
+       "SIGTERM inside the job: walltime (or the job was cancelled)"},
+      {"SIGTERM outside a job",
+       {143, true, SIGTERM, false, Watchdog::none, ""},
+       Ending::interrupted,
+       {},
+       "interrupted by signal 15"},
+      {"Ctrl-C",
+       {130, true, SIGINT, true, Watchdog::none, ""},
+       Ending::interrupted,
+       {},
        "interrupted by signal 2"},
-      {"wall-clock limit", {124, false, 0, true, Watchdog::timeout, ""}, Ending::timeout, {},
+      {"wall-clock limit",
+       {124, false, 0, true, Watchdog::timeout, ""},
+       Ending::timeout,
+       {},
        "the --timeout limit passed"},
-      {"silent ranks", {124, false, 0, true, Watchdog::idle, ""}, Ending::hang, {},
+      {"silent ranks",
+       {124, false, 0, true, Watchdog::idle, ""},
+       Ending::hang,
+       {},
        "no output from any rank for --idle-timeout"},
-      {"a rank killed, nobody named", {137, false, 0, true, Watchdog::none, "Killed\n"},
-       Ending::bad_node, {}, "exit status 137: a rank died of signal 9; no node named"},
+      {"a rank killed, nobody named",
+       {137, false, 0, true, Watchdog::none, "Killed\n"},
+       Ending::bad_node,
+       {},
+       "exit status 137: a rank died of signal 9; no node named"},
       {"the launcher itself killed: no rank blamed",
        {141, false, 0, true, Watchdog::none, "rank 0 up\n", {}, 0, SIGPIPE},
-       Ending::bad_node, {},
+       Ending::bad_node,
+       {},
        "exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses "
        "were lost with it"},
+      // `ezpz launch ... | head`: the user's pipeline ended, no node's fault, never retried.
+      {"ezpz's own stdout closed",
+       {141, false, 0, true, Watchdog::stdout_closed, "y\ny\n"},
+       Ending::interrupted,
+       {},
+       "ezpz's stdout was closed by its reader (SIGPIPE)"},
+      {"a rank's stdout closed, with no record in between",
+       {141, false, 0, true, Watchdog::none, "y\n"},
+       Ending::application_error,
+       {},
+       "exit status 141: a rank wrote to a closed pipe (SIGPIPE): the reader of the job's output "
+       "went away"},
       {"the launcher SIGKILLed by someone else (the OOM killer)",
        {137, false, 0, true, Watchdog::none, "", {}, 0, SIGKILL},
-       Ending::bad_node, {},
+       Ending::bad_node,
+       {},
        "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses "
        "were lost with it"},
       {"Aurora's shepherd names the node",
        {1, false, 0, true, Watchdog::none,
         "step=3\nx4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"
         "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"},
-       Ending::bad_node, {"x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
+       Ending::bad_node,
+       {"x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
        "exit status 1; bad node: x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
       {"Hydra names where a rank died",
        {9, false, 0, true, Watchdog::none,
         "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 18592 RUNNING AT n03\n"
         "=   EXIT CODE: 9\n"},
-       Ending::bad_node, {"n03"}, "exit status 9; bad node: n03"},
+       Ending::bad_node,
+       {"n03"},
+       "exit status 9; bad node: n03"},
   };
   for (const Row& row : rows) {
     INFO(row.name);
@@ -191,6 +229,17 @@ TEST_CASE("the launcher's report decides between the job's error and the machine
   CHECK(killed.ending == Ending::bad_node);
   CHECK(killed.bad_hosts.empty());  // a killed rank does not prove its node bad
   CHECK(killed.reason == "exit status 143: rank 1 on n02: Killed");
+  // SIGPIPE is the pipeline's end, in every launcher's words: the job's, never a node's.
+  for (const char* report :
+       {"srun: error: n02: task 1: Broken pipe\n",
+        "=   PID 7304 RUNNING AT n02\n=   KILLED BY SIGNAL: 13 (Broken pipe)\n",
+        "mpirun noticed that process rank 1 with PID 7 on node n02 exited on signal 13 (Broken "
+        "pipe).\n",
+        "x1000c0s0b0n0: rank 1 died from signal 13\n"}) {
+    INFO(report);
+    CHECK(classify_attempt({141, false, 0, true, Watchdog::none, report}, {}).ending ==
+          Ending::application_error);
+  }
 }
 
 TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempts]") {

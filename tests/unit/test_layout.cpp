@@ -72,6 +72,22 @@ TEST_CASE("impossible topologies fail with one sentence naming the flags", "[lay
   }
 }
 
+TEST_CASE("-n alone never puts more ranks on a local host than it can hold", "[layout]") {
+  SlotsPerHost local = k_unknown;
+  local.most_per_host = 16;
+  local.most_source = "8 per CPU x 2 CPUs";
+  CHECK(infer_topology({16, std::nullopt, std::nullopt}, 1, local) == Topology{1, 16, 16});
+  CHECK_THROWS_WITH(infer_topology({17, std::nullopt, std::nullopt}, 1, local),
+                    "-n 17 is more than this host can hold (8 per CPU x 2 CPUs); pass --ppn to "
+                    "oversubscribe");
+  // --ppn says the user means it.
+  CHECK(infer_topology({64, 64, std::nullopt}, 1, local) == Topology{1, 64, 64});
+  // Known slots have their own check; the cap is for a host ezpz knows nothing of.
+  SlotsPerHost known = k_twelve;
+  known.most_per_host = 1;
+  CHECK(infer_topology({12, std::nullopt, std::nullopt}, 1, known) == Topology{1, 12, 12});
+}
+
 TEST_CASE("ranks per host come from the first source that says", "[layout]") {
   Allocation slurm;
   slurm.slots_per_host = 2;

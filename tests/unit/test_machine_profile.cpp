@@ -234,9 +234,23 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
       {L + "bad_node_patterns:\n  step: '(x{99999999999999999999})'\n",
        "machines/x.yaml:3: bad_node_patterns.step: repeat counts too large: {n,m} bounds multiply "
        "past 1000"},
-      {L + "bad_node_patterns:\n  step: '((x{1,40}){30})'\n",
+      {L + "bad_node_patterns:\n  step: '(x{1,40}y{30})'\n",
        "machines/x.yaml:3: bad_node_patterns.step: repeat counts too large: {n,m} bounds multiply "
        "past 1000"},
+      // Nested repeats backtrack exponentially on a line that almost matches (13 s for 29
+      // characters with the first).
+      {L + "bad_node_patterns:\n  step: '^((\\w+\\s?)*)$'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a repeated group holds a repeat (as in (a+)+): "
+       "matching can take exponential time"},
+      {L + "bad_node_patterns:\n  step: '(a+)+b'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a repeated group holds a repeat (as in (a+)+): "
+       "matching can take exponential time"},
+      {L + "bad_node_patterns:\n  step: '((?:x\\d?)*)'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a repeated group holds a repeat (as in (a+)+): "
+       "matching can take exponential time"},
+      {L + "bad_node_patterns:\n  step: '((a{2})+)'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a repeated group holds a repeat (as in (a+)+): "
+       "matching can take exponential time"},
       {L + "bad_node_patterns:\n  step: '(x{2000,})'\n",
        "machines/x.yaml:3: bad_node_patterns.step: repeat counts too large: {n,m} bounds multiply "
        "past 1000"},
@@ -253,12 +267,14 @@ TEST_CASE("bad-node patterns keep their names and order", "[profile]") {
   MachineProfile p = parse_machine_profile(
       "launcher: hydra\nbad_node_patterns:\n  ssh: '^ssh: Could not resolve hostname ([^:]+):'\n"
       "  shepherd: '^(\\S+): shepherd died'\n"
-      "  counted: '^(x\\d{1,3}c[0-9]{2}s[{]\\d+) lost \\1 {10,20}'\n",
+      "  counted: '^(x\\d{1,3}c[0-9]{2}s[{]\\d+) lost \\1 {10,20}'\n"
+      "  optional: '^(\\S+)(?:-hsn\\d+)?: (a|b)+ [(+*)]+'\n",
       "machines/x.yaml");
   CHECK(p.bad_node_patterns ==
         std::vector<BadNodePattern>{{"ssh", "^ssh: Could not resolve hostname ([^:]+):"},
                                     {"shepherd", "^(\\S+): shepherd died"},
-                                    {"counted", "^(x\\d{1,3}c[0-9]{2}s[{]\\d+) lost \\1 {10,20}"}});
+                                    {"counted", "^(x\\d{1,3}c[0-9]{2}s[{]\\d+) lost \\1 {10,20}"},
+                                    {"optional", "^(\\S+)(?:-hsn\\d+)?: (a|b)+ [(+*)]+"}});
 }
 
 TEST_CASE("profile errors are usage errors", "[profile]") {
@@ -293,6 +309,46 @@ TEST_CASE("a bad file among many names its own path", "[profile]") {
                                     {"/b/bad.yaml", "launcher: pals\ngpus_per_node: x\n"}};
   REQUIRE_THROWS_WITH(load_profiles(files),
                       "/b/bad.yaml:2: gpus_per_node: expected an integer, got \"x\"");
+}
+
+TEST_CASE("a broken file is set aside, and refused only when it is the one asked for",
+          "[profile]") {
+  std::vector<ProfileFile> files = {
+      {"/usr/share/ezpz/machines/local.yaml", "launcher: hydra\nmaster_addr: 127.0.0.1\n"},
+      {"/usr/share/ezpz/machines/aurora.yaml", "launcher: pals\ngpus_per_node: 12\n"},
+      {"/u/machines/draft.yaml", "launcher: [x\n"},
+      // A broken override hides the bundled profile: never a silent fallback to it.
+      {"/u/machines/aurora.yaml", "launcher: pals\ngpus_per_node: twelve\n"},
+  };
+  LoadedProfiles loaded = load_each_profile(files);
+  REQUIRE(loaded.profiles.size() == 1);
+  CHECK(loaded.profiles[0].name == "local");
+  const std::string aurora_error =
+      "/u/machines/aurora.yaml:2: gpus_per_node: expected an integer, got \"twelve\"";
+  REQUIRE(loaded.broken.size() == 2);
+  CHECK(loaded.broken[0] == BrokenProfile{"aurora", aurora_error});
+  CHECK(loaded.broken[1].name == "draft");
+  CHECK(loaded.broken[1].error.starts_with("/u/machines/draft.yaml:2: invalid YAML: "));
+  // Not named: the others still serve.
+  CHECK(select_profile(loaded, std::nullopt, {}, "laptop", SchedulerKind::local).profile->name ==
+        "local");
+  CHECK_THROWS_WITH(select_profile(loaded, "aurora", {}, "x4102c0s0b0n0", SchedulerKind::pbs),
+                    aurora_error);
+  CHECK_THROWS_WITH(
+      select_profile(loaded, std::nullopt, {{"EZPZ_MACHINE", "aurora"}}, "h", SchedulerKind::pbs),
+      aurora_error);
+  CHECK_THROWS_WITH(loaded_profile_named(loaded, "aurora", "ezpz machines show"), aurora_error);
+  CHECK_THROWS_WITH(loaded_profile_named(loaded, "nope", "ezpz machines show"),
+                    "unknown machine \"nope\" (from ezpz machines show); known: local");
+}
+
+TEST_CASE("a profile is one YAML document", "[profile]") {
+  REQUIRE_THROWS_WITH(
+      parse_machine_profile("launcher: pals\n---\nlauncher: hydra\ngpus_per_node: 4\n",
+                            "machines/x.yaml"),
+      "machines/x.yaml:3: a second YAML document: a profile is one document (remove the '---')");
+  CHECK(parse_machine_profile("---\nlauncher: pals\n", "machines/x.yaml").launcher == "pals");
+  CHECK(parse_machine_profile("launcher: pals\n...\n", "machines/x.yaml").launcher == "pals");
 }
 
 // A small world for selection: two machines share x3* and differ by PBS_O_HOST.
@@ -440,7 +496,8 @@ TEST_CASE("profile selection errors", "[profile]") {
       select_profile(no_generic, std::nullopt, {}, "node17", SchedulerKind::slurm),
       "no machine profile matched hostname \"node17\" and the generic profile \"generic-slurm\" "
       "for slurm is missing; known: aurora");
-  REQUIRE_THROWS_WITH(select_profile({}, std::string("aurora"), {}, "x4", SchedulerKind::pbs),
+  REQUIRE_THROWS_WITH(select_profile(std::vector<MachineProfile>{}, std::string("aurora"), {}, "x4",
+                                     SchedulerKind::pbs),
                       "unknown machine \"aurora\" (from --machine); known: none");
 }
 

@@ -33,10 +33,19 @@ TEST_CASE("the table lines up its columns", "[machines]") {
   aurora.scheduler = SchedulerKind::pbs;
   aurora.launcher = "pals";
   aurora.match.hostnames = {"x4*"};
-  CHECK(profiles_table({aurora, sample("local")}) ==
+  CHECK(profiles_table({.profiles = {aurora, sample("local")}}) ==
         "NAME    SCHEDULER  LAUNCHER  MATCH                    FILE\n"
         "aurora  pbs        pals      hostname x4*             /site/machines/aurora.yaml\n"
         "local   -          hydra     fallback for local jobs  /site/machines/local.yaml\n");
+}
+
+TEST_CASE("the table shows a broken file with its error where the file goes", "[machines]") {
+  LoadedProfiles loaded{.profiles = {sample("local")},
+                        .broken = {{"draft", "/u/draft.yaml:2: invalid YAML: x"}}};
+  CHECK(profiles_table(loaded) ==
+        "NAME   SCHEDULER  LAUNCHER  MATCH                    FILE\n"
+        "local  -          hydra     fallback for local jobs  /site/machines/local.yaml\n"
+        "draft  -          -         BROKEN                   /u/draft.yaml:2: invalid YAML: x\n");
 }
 
 MachineProfile reloaded(const MachineProfile& p) {

@@ -108,6 +108,44 @@ TEST_CASE("no scheduler means this host alone", "[scheduler]") {
   CHECK(allocation.scheduler == SchedulerKind::local);
 }
 
+TEST_CASE("host names follow RFC 1123, and the _ of some schedulers", "[scheduler]") {
+  for (const char* host :
+       {"n01", "x4102c5s2b0n0.hostmgmt.cm.aurora", "nid001234", "node_7", "10.0.0.1", "A-b.C"}) {
+    INFO(host);
+    CHECK_FALSE(host_name_problem(host));
+  }
+  struct Row {
+    std::string host, problem;
+  };
+  const std::vector<Row> rows = {
+      {std::string("n0\0x", 4), "it holds \"\\x00\" (letters, digits, '-', '_' and '.' only)"},
+      {"n01;rm", "it holds \";\" (letters, digits, '-', '_' and '.' only)"},
+      {"a..b", "an empty label (two dots, or a dot at either end)"},
+      {".a", "an empty label (two dots, or a dot at either end)"},
+      {"-a", "a label that starts or ends with '-'"},
+      {std::string(64, 'a'), "a label of 64 characters (at most 63)"},
+      {std::string(5000, 'a'), "5000 characters (at most 253)"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.host.substr(0, 20));
+    CHECK(host_name_problem(row.host) == row.problem);
+  }
+}
+
+TEST_CASE("a hostfile line that is not a host name is refused with its line", "[scheduler]") {
+  CHECK_THROWS_WITH(parse_hostfile("n01\n\nn0\x01x slots=2\n", "PBS_NODEFILE /var/spool/1.pbs"),
+                    "PBS_NODEFILE /var/spool/1.pbs:3: \"n0\\x01x\" is not a host name: it holds "
+                    "\"\\x01\" (letters, digits, '-', '_' and '.' only)");
+  CHECK_THROWS_WITH(parse_hostfile(std::string(300, 'a') + "\n", "--hostfile h"),
+                    "--hostfile h:1: \"" + std::string(40, 'a') +
+                        "\"... (300 characters) is not a host name: 300 characters (at most 253)");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::slurm,
+                                    {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-2],a;b"}},
+                                    FakeFiles{}, ""),
+                    "SLURM_JOB_NODELIST: \"a;b\" is not a host name: it holds \";\" (letters, "
+                    "digits, '-', '_' and '.' only)");
+}
+
 TEST_CASE("hostfiles accept comments, slots and hydra's host:n form", "[scheduler]") {
   CHECK(parse_hostfile("# head\nn01 slots=4\nn02:2\n\n  n03  \r\n") ==
         std::vector<std::string>{"n01", "n02", "n03"});

@@ -29,6 +29,7 @@
 
 #include "ezpz/error.hpp"
 #include "ezpz/sys/output_pump.hpp"
+#include "ezpz/sys/stdin_relay.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -216,6 +217,7 @@ struct LaunchHooks : bp::extend::handler {
   bool* exec_failed;
   const sigset_t* ignored;
   bool ignore_sigpipe;
+  int stdin_fd;   // -1: inherited
   int stdout_fd;  // -1: inherited
   int stderr_fd;  // -1: inherited
 
@@ -224,6 +226,7 @@ struct LaunchHooks : bp::extend::handler {
     exec.cmd_line = argv;
     exec.env = envp;
     prepare_child_process(*ignored, ignore_sigpipe);
+    if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
     if (stdout_fd >= 0) ::dup2(stdout_fd, STDOUT_FILENO);
     if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
   }
@@ -250,6 +253,7 @@ Error spawn_error(const std::string& name, const std::string& path, const std::e
 struct ChildSetup {
   sigset_t ignored;  // forwarded signals ezpz inherited as ignored
   bool ignore_sigpipe = false;
+  int stdin_fd = -1;   // -1: inherited (/dev/null for a terminal)
   int stdout_fd = -1;  // -1: inherited
   int stderr_fd = -1;
 };
@@ -259,12 +263,14 @@ pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env&
   CStringArray argv(plan.argv);
   CStringArray envp(environment_strings(env));
   bool exec_failed = false;
+  // Positional: a base class cannot be named in a designated initializer.
   LaunchHooks hooks{{},
                     argv.data(),
                     envp.data(),
                     &exec_failed,
                     &setup.ignored,
                     setup.ignore_sigpipe,
+                    setup.stdin_fd,
                     setup.stdout_fd,
                     setup.stderr_fd};
   std::error_code error;
@@ -273,7 +279,8 @@ pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env&
   };
   // The launcher runs in a background process group, and a background group that reads the
   // terminal is stopped by SIGTTIN; a job never needs the terminal's input anyway.
-  bp::child child = ::isatty(STDIN_FILENO) ? start(bp::std_in < bp::null) : start();
+  const bool from_null = setup.stdin_fd < 0 && ::isatty(STDIN_FILENO);
+  bp::child child = from_null ? start(bp::std_in < bp::null) : start();
   if (error) throw spawn_error(plan.argv.front(), path, error, exec_failed);
   child.detach();  // the wait loop below owns reaping; ~child must neither wait nor terminate
   const pid_t pid = child.id();
@@ -467,7 +474,7 @@ constexpr milliseconds k_drain_limit{2000};
 // Waits for the launcher, forwarding signals, passing its output on (when captured) and
 // enforcing the watchdogs, until it exits; fills in everything but the timings of the spawn.
 void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ignored,
-               OutputPump* pump, RunOutcome& outcome) {
+               OutputPump* pump, StdinRelay* relay, RunOutcome& outcome) {
   SignalFd signal_fd(supervised_signals(ignored));
   SignalForwarder forwarder(launcher, options.grace);
   Watchdogs watchdogs(options);
@@ -475,11 +482,13 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
   while (true) {
     std::vector<pollfd> fds{{signal_fd.fd(), POLLIN, 0}};
     if (pump) pump->watch(fds);
+    if (relay) relay->watch(fds);
     const milliseconds budget = watchdogs.until_due(forwarder.wait_budget());
     if (::poll(fds.data(), fds.size(), static_cast<int>(budget.count())) > 0) {
       for (int sig : signal_fd.take()) {
         if (sig != SIGCHLD) forwarder.handle(sig);
       }
+      if (relay) relay->transfer(fds);
       if (pump && pump->transfer(fds) > 0) {
         watchdogs.saw_output();
         if (!outcome.to_first_output) {
@@ -488,6 +497,12 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
         if (pump->tripped_line() && outcome.watchdog == Watchdog::none &&
             forwarder.stop(fmt::format("a failed node in the output (\"{}\")", *pump->tripped_line()))) {
           outcome.watchdog = Watchdog::signature;
+        }
+        // As a pipeline's writer dies of SIGPIPE when its reader goes (`| head`): the job's
+        // output has nowhere to go, and recording it on would only fill the disk.
+        if (pump->stdout_closed() && outcome.watchdog == Watchdog::none &&
+            forwarder.stop("ezpz's standard output was closed by its reader")) {
+          outcome.watchdog = Watchdog::stdout_closed;
         }
       }
     }
@@ -539,29 +554,35 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
     throw Error("executor: capture_output and stdout_path cannot be combined", ExitCode::failure);
   }
   const Clock::time_point started = Clock::now();
-  const Env env = child_environment(base_, plan.env);
+  std::optional<StdinRelay> relay;
+  if (plan.relay_stdin) relay.emplace();
+  Env env = child_environment(base_, plan.env);
+  if (relay) env.insert_or_assign(k_stdin_socket_variable, relay->socket_path());
   const std::string path = resolve_launcher(plan.argv.front(), env);
   // Only once the launcher is known to exist: a failed launch leaves nothing behind.
   write_files(plan.files);
   StdoutFile out(options_.stdout_path);
   std::optional<OutputPump> pump;
   if (options_.capture_output) {
-    pump.emplace(options_.output_record_path, options_.tail_bytes);
+    pump.emplace(options_.output_record_path, options_.tail_bytes, options_.output_record_limit);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
-  ChildSetup setup{inherited_ignored_signals(), false, out.fd(), -1};
+  ChildSetup setup{.ignored = inherited_ignored_signals(), .stdout_fd = out.fd()};
   SupervisedSignalScope signal_scope(setup.ignored);
   setup.ignore_sigpipe = signal_scope.sigpipe_was_ignored();
   if (pump) {
     setup.stdout_fd = pump->child_stdout();
     setup.stderr_fd = pump->child_stderr();
   }
+  if (relay) setup.stdin_fd = relay->launcher_stdin();
   const pid_t launcher = spawn_launcher(path, plan, env, setup);
   if (pump) pump->close_child_ends();
+  if (relay) relay->close_child_end();
   RunOutcome outcome;
   outcome.to_spawn = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
-  supervise(launcher, options_, setup.ignored, pump ? &*pump : nullptr, outcome);
+  supervise(launcher, options_, setup.ignored, pump ? &*pump : nullptr, relay ? &*relay : nullptr,
+            outcome);
   outcome.total = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
   if (pump) outcome.output_tail = pump->tail();
   return outcome;

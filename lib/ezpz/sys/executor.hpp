@@ -1,6 +1,7 @@
 #pragma once
 // The one runtime seam (ninja's CommandRunner): runs a LaunchPlan.
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,8 +33,10 @@ struct ProcessOptions {
   // The launcher's stdout and stderr pass through ezpz on their way to ezpz's
   // own (still live), which is what makes the three options below possible.
   bool capture_output = false;
-  // With capture: both streams, in arrival order, also go to this file (0600).
+  // With capture: both streams, in arrival order, also go to this file (0600),
+  // up to this many bytes (0: no limit).
   std::string output_record_path{};
+  std::uint64_t output_record_limit = 0;
   // With capture: no output from the launcher for this long stops it as
   // `timeout` does; zero: no limit.
   std::chrono::milliseconds idle_timeout{0};

@@ -18,8 +18,10 @@ namespace {
 // The pipes' capacity and one read's worth: 100 MB of output then costs about a hundred wake-ups
 // and reads rather than thousands (64 KiB, the default capacity, measured 16% over raw mpiexec).
 constexpr std::size_t k_chunk = 1024 * 1024;
-// Lines longer than this are no launcher's report: the stderr watcher lets them go.
-constexpr std::size_t k_max_watched_line = 64 * 1024;
+// Lines longer than this are no launcher's report: the stderr watcher lets them go. Short,
+// because a pattern's matching time grows with the line (polynomially: nested repeats are
+// refused when the profile loads), and the output waits while it runs.
+constexpr std::size_t k_max_watched_line = 4 * 1024;
 
 // Writes all of `data`; false on an error other than an interruption.
 bool write_all(int fd, std::string_view data) {
@@ -41,8 +43,9 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes)
-    : tail_bytes_(tail_bytes), buffer_(k_chunk) {
+OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
+                       std::uint64_t record_limit)
+    : tail_bytes_(tail_bytes), buffer_(k_chunk), record_limit_(record_limit) {
   const std::array<int, 2> destinations = {STDOUT_FILENO, STDERR_FILENO};
   for (std::size_t i = 0; i < pipes_.size(); ++i) {
     std::array<int, 2> ends{};
@@ -58,8 +61,10 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes)
   if (record_path.empty()) return;
   // Read back too: with splice, the output's tail is read from the record.
   record_fd_ = ::open(record_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (record_fd_ < 0) {
-    throw Error(fmt::format("{}: {}", record_path, std::strerror(errno)), ExitCode::failure);
+  if (record_fd_ < 0) {  // a record is never worth refusing the job for
+    fmt::print(stderr, "ezpz: warning: {}: {}; the job's output is not recorded\n", record_path,
+               std::strerror(errno));
+    return;
   }
   spliceable_ = ::pipe2(copy_.data(), O_CLOEXEC) == 0;
   if (spliceable_) ::fcntl(copy_[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
@@ -135,35 +140,82 @@ void OutputPump::pass_on(Pipe& pipe, std::size_t count) {
       moved = ::read(pipe.read_end, buffer_.data(), std::min(count, buffer_.size()));
       if (moved <= 0) return;
       std::string_view data(buffer_.data(), static_cast<std::size_t>(moved));
-      if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) pipe.passed_to = -1;
+      if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
     }
     count -= static_cast<std::size_t>(moved);
   }
 }
 
 void OutputPump::record_copy(std::size_t count) {
-  while (count > 0) {
-    const ssize_t moved = ::splice(copy_[0], nullptr, record_fd_, nullptr, count, SPLICE_F_MOVE);
+  std::size_t left = record_room(count);
+  const bool full = left < count;
+  while (left > 0) {
+    const ssize_t moved = ::splice(copy_[0], nullptr, record_fd_, nullptr, left, SPLICE_F_MOVE);
     if (moved < 0 && errno == EINTR) continue;
-    if (moved <= 0) {  // the record's disk failed: empty the copy, stop recording
-      fmt::print(stderr, "ezpz: cannot record the job's output: {}; recording stopped\n",
-                 std::strerror(errno));
-      spliceable_ = false;
-      close_fd(record_fd_);
-      while (count > 0) {
-        const ssize_t got = ::read(copy_[0], buffer_.data(), std::min(count, buffer_.size()));
-        if (got <= 0) return;
-        count -= static_cast<std::size_t>(got);
-      }
-      return;
+    if (moved <= 0) {  // the record's disk failed
+      record_failed(errno);
+      break;
     }
+    left -= static_cast<std::size_t>(moved);
+    recorded_ += static_cast<std::uint64_t>(moved);
     count -= static_cast<std::size_t>(moved);
+  }
+  if (full && record_fd_ >= 0) record_full();
+  drain_copy(count);
+}
+
+// Takes `count` bytes the record did not, off the copy pipe: the tail still needs them.
+void OutputPump::drain_copy(std::size_t count) {
+  while (count > 0) {
+    const ssize_t got = ::read(copy_[0], buffer_.data(), std::min(count, buffer_.size()));
+    if (got <= 0) return;
+    keep_tail(std::string_view(buffer_.data(), static_cast<std::size_t>(got)));
+    count -= static_cast<std::size_t>(got);
   }
 }
 
-std::string OutputPump::tail() const {
-  if (!spliced_ || record_fd_ < 0) return tail_;
-  // The spliced bytes never passed through ezpz: the record's end is the tail.
+// ezpz's own stdout or stderr failed. A closed stdout ends the job, as it ends a pipeline's
+// writer (stdout_closed); a failing stderr, or a full disk behind stdout, is no longer written.
+void OutputPump::lost_destination(Pipe& pipe) {
+  if (&pipe == &pipes_[0] && errno == EPIPE) stdout_closed_ = true;
+  pipe.passed_to = -1;
+}
+
+std::size_t OutputPump::record_room(std::size_t count) const {
+  if (record_limit_ == 0) return count;
+  const std::uint64_t room = recorded_ >= record_limit_ ? 0 : record_limit_ - recorded_;
+  return static_cast<std::size_t>(std::min<std::uint64_t>(count, room));
+}
+
+// A full disk must not stop the job: say so once and stop recording.
+void OutputPump::record_failed(int error) {
+  fmt::print(stderr, "ezpz: cannot record the job's output: {}; recording stopped\n",
+             std::strerror(error));
+  stop_recording();
+}
+
+void OutputPump::record_full() {
+  const std::string note = fmt::format(
+      "\n[ezpz: the record stops here: it reached --record-limit ({} bytes); the rest of the "
+      "output went only to the console]\n",
+      record_limit_);
+  write_all(record_fd_, note);
+  fmt::print(stderr,
+             "ezpz: the job's output reached --record-limit ({} bytes); the rest is not recorded\n",
+             record_limit_);
+  stop_recording();
+}
+
+void OutputPump::stop_recording() {
+  if (spliced_) {  // the tail was the record's end; from here on it is kept in memory
+    tail_ = record_end();
+    spliced_ = false;
+  }
+  spliceable_ = false;
+  close_fd(record_fd_);
+}
+
+std::string OutputPump::record_end() const {
   struct stat info {};
   if (::fstat(record_fd_, &info) != 0) return tail_;
   const auto size = static_cast<std::size_t>(info.st_size);
@@ -172,6 +224,11 @@ std::string OutputPump::tail() const {
                               static_cast<off_t>(size - text.size()));
   text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return text;
+}
+
+std::string OutputPump::tail() const {
+  // The spliced bytes never passed through ezpz: the record's end is the tail.
+  return spliced_ && record_fd_ >= 0 ? record_end() : tail_;
 }
 
 void OutputPump::drain(std::chrono::steady_clock::time_point deadline) {
@@ -193,8 +250,7 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
     return 0;
   }
   const std::string_view data(buffer_.data(), static_cast<std::size_t>(got));
-  // ezpz's own output closed (`ezpz launch ... | head`): the job goes on, recorded.
-  if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) pipe.passed_to = -1;
+  if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
   keep(data);
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(data);
   return data.size();
@@ -209,7 +265,7 @@ void OutputPump::show_lines(std::string_view data) {
   std::size_t start = 0;
   for (std::size_t end; (end = partial_line_.find('\n', start)) != std::string::npos; start = end + 1) {
     std::string_view line(partial_line_.data() + start, end - start);
-    if (watcher_(line)) {
+    if (line.size() <= k_max_watched_line && watcher_(line)) {
       tripped_ = std::string(line);
       partial_line_.clear();
       return;
@@ -220,12 +276,16 @@ void OutputPump::show_lines(std::string_view data) {
 }
 
 void OutputPump::keep(std::string_view data) {
-  if (record_fd_ >= 0 && !write_all(record_fd_, data)) {
-    // A full disk must not stop the job: say so once and stop recording.
-    fmt::print(stderr, "ezpz: cannot record the job's output: {}; recording stopped\n",
-               std::strerror(errno));
-    close_fd(record_fd_);
+  if (record_fd_ >= 0) {
+    const std::size_t room = record_room(data.size());
+    if (!write_all(record_fd_, data.substr(0, room))) record_failed(errno);
+    recorded_ += room;
+    if (room < data.size() && record_fd_ >= 0) record_full();
   }
+  keep_tail(data);
+}
+
+void OutputPump::keep_tail(std::string_view data) {
   if (tail_bytes_ == 0) return;
   if (data.size() >= tail_bytes_) {  // a whole tail in one read: keep only its end
     tail_.assign(data.substr(data.size() - tail_bytes_));

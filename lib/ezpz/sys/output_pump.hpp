@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,8 +18,11 @@ namespace ezpz::sys {
 
 class OutputPump {
  public:
-  // `record_path` empty: no record file. The file is created (0600) or truncated.
-  OutputPump(const std::string& record_path, std::size_t tail_bytes);
+  // `record_path` empty: no record file. The file is created (0600) or truncated; one that
+  // cannot be is said in one line and the job runs unrecorded. The record takes at most
+  // `record_limit` bytes (0: no limit), then a line saying the rest was dropped.
+  OutputPump(const std::string& record_path, std::size_t tail_bytes,
+             std::uint64_t record_limit = 0);
   ~OutputPump();
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
@@ -47,6 +51,9 @@ class OutputPump {
   void watch_stderr_lines(std::function<bool(std::string_view)> watcher);
   const std::optional<std::string>& tripped_line() const { return tripped_; }
 
+  // ezpz's own stdout was closed by its reader (EPIPE): `ezpz launch ... | head`.
+  bool stdout_closed() const { return stdout_closed_; }
+
  private:
   struct Pipe {
     int read_end = -1;
@@ -57,7 +64,15 @@ class OutputPump {
   std::size_t splice_once(Pipe& pipe);
   void pass_on(Pipe& pipe, std::size_t count);
   void record_copy(std::size_t count);
+  void drain_copy(std::size_t count);
+  void lost_destination(Pipe& pipe);
+  std::size_t record_room(std::size_t count) const;
+  void record_failed(int error);
+  void record_full();
+  void stop_recording();
+  std::string record_end() const;
   void keep(std::string_view data);
+  void keep_tail(std::string_view data);
   void show_lines(std::string_view data);
 
   std::array<Pipe, 2> pipes_{};
@@ -71,6 +86,9 @@ class OutputPump {
   std::function<bool(std::string_view)> watcher_;
   std::string partial_line_;  // stderr since its last newline, for the watcher
   std::optional<std::string> tripped_;
+  std::uint64_t record_limit_ = 0;
+  std::uint64_t recorded_ = 0;
+  bool stdout_closed_ = false;
 };
 
 }  // namespace ezpz::sys

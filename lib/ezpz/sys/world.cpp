@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -384,6 +385,13 @@ std::optional<int> probe_local_accelerators(const Env& env) {
     if (int count = probe.count(*output); count > 0) return count;
   }
   return std::nullopt;
+}
+
+int online_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 int find_free_port() {

@@ -54,6 +54,10 @@ std::string self_directory();
 // one on PATH that answers); nullopt when none is found.
 std::optional<int> probe_local_accelerators(const Env& env);
 
+// CPUs this process may run on (sched_getaffinity: a batch job's cgroup or
+// taskset counts, not the whole node's), at least 1.
+int online_cpus();
+
 // A TCP port that is free on this host right now (bind to port 0).
 int find_free_port();
 
@@ -64,8 +68,12 @@ std::vector<ProfileFile> read_profile_files(const Env& env);
 
 // The machine profiles on the search path, parsed, through the cache in
 // ezpz_cache_dir() (a cache that cannot be read or written is simply skipped).
-// Throws Error for a broken profile file.
-std::vector<MachineProfile> load_machine_profiles(const Env& env);
+// A file that does not load is set aside in `broken`.
+LoadedProfiles load_machine_profiles(const Env& env);
+
+// One warning line per profile set aside, once a profile has been chosen: a
+// command that stops on an error says that one line only.
+void warn_skipped_profiles(const LoadedProfiles& loaded);
 
 // Writes each file atomically (files whose content is already in place are left alone) (temp sibling + rename), creating parent
 // directories with mode 0700. Throws Error naming the path on failure.

@@ -1,0 +1,142 @@
+#include "ezpz/sys/stdin_relay.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "ezpz/error.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+constexpr std::size_t k_buffer = 64 * 1024;
+
+Error relay_error(std::string_view what) {
+  return Error(fmt::format("cannot relay stdin to rank 0: {}: {}", what, std::strerror(errno)),
+               ExitCode::failure);
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// ezpz's stdin, as a descriptor of its own; -1 for a terminal (a job never reads the
+// terminal: a background launcher that did would be stopped) or no stdin at all.
+int source_descriptor() {
+  if (::isatty(STDIN_FILENO) || ::fcntl(STDIN_FILENO, F_GETFD) < 0) return -1;
+  return ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+}
+
+int listen_at(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) throw Error("stdin relay: socket path too long");
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw relay_error("socket");
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::listen(fd, 1) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    throw relay_error(path);
+  }
+  return fd;
+}
+
+}  // namespace
+
+StdinRelay::StdinRelay() : buffer_(k_buffer) {
+  std::string pattern = "/tmp/ezpz-stdin-XXXXXX";  // short: a socket path has 108 bytes
+  if (::mkdtemp(pattern.data()) == nullptr) throw relay_error("/tmp");
+  directory_ = pattern;
+  socket_path_ = directory_ + "/stdin";
+  listener_ = listen_at(socket_path_);
+  if (::pipe2(held_.data(), O_CLOEXEC) != 0) throw relay_error("pipe");
+  source_ = source_descriptor();
+}
+
+StdinRelay::~StdinRelay() {
+  for (int* fd : {&listener_, &rank_, &source_, &held_[0], &held_[1]}) close_fd(*fd);
+  ::unlink(socket_path_.c_str());
+  ::rmdir(directory_.c_str());
+}
+
+void StdinRelay::close_child_end() {
+  close_fd(held_[0]);
+}
+
+void StdinRelay::watch(std::vector<pollfd>& fds) const {
+  if (listener_ >= 0) fds.push_back({listener_, POLLIN, 0});
+  if (rank_ < 0) return;
+  if (written_ < pending_)
+    fds.push_back({rank_, POLLOUT, 0});
+  else if (source_ >= 0)
+    fds.push_back({source_, POLLIN, 0});
+}
+
+void StdinRelay::transfer(const std::vector<pollfd>& fds) {
+  for (const pollfd& entry : fds) {
+    if (entry.revents == 0) continue;
+    if (entry.fd == listener_)
+      accept_rank();
+    else if (entry.fd == source_ && rank_ >= 0)
+      read_source();
+    else if (entry.fd == rank_ && rank_ >= 0)
+      write_rank();
+  }
+}
+
+// One connection, rank 0's: no one else is let in once it is there.
+void StdinRelay::accept_rank() {
+  rank_ = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (rank_ < 0) return;  // EAGAIN: a connection that went away
+  close_fd(listener_);
+  if (source_ < 0) finish_rank();  // nothing to give: EOF at once
+}
+
+void StdinRelay::read_source() {
+  const ssize_t got = ::read(source_, buffer_.data(), buffer_.size());
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (got <= 0) {  // the end of ezpz's stdin: rank 0's ends too
+    close_fd(source_);
+    finish_rank();
+    return;
+  }
+  pending_ = static_cast<std::size_t>(got);
+  written_ = 0;
+  write_rank();
+}
+
+void StdinRelay::write_rank() {
+  while (written_ < pending_) {
+    const ssize_t sent =
+        ::send(rank_, buffer_.data() + written_, pending_ - written_, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0 && errno == EAGAIN) return;  // rank 0 reads slowly: poll says when
+    if (sent < 0) {  // rank 0 has gone: the rest of the input is not wanted
+      close_fd(source_);
+      finish_rank();
+      return;
+    }
+    written_ += static_cast<std::size_t>(sent);
+  }
+  pending_ = written_ = 0;
+  if (source_ < 0) finish_rank();
+}
+
+void StdinRelay::finish_rank() {
+  if (rank_ >= 0) ::shutdown(rank_, SHUT_WR);
+  close_fd(rank_);
+  pending_ = written_ = 0;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,61 @@
+#pragma once
+// ezpz's stdin, carried to rank 0 past the launcher.
+//
+// MPICH 4.0's Hydra forwards its stdin to rank 0 and dies (exit 255,
+// "HYDU_sock_write ... Broken pipe") when rank 0 has already exited by the
+// time it writes, or when its stdin is at EOF as fast ranks exit: `echo hi |
+// ezpz launch -n 2 -- true` failed 40 times in 100. So the launcher is given a
+// stdin that never has data nor ends (a pipe ezpz holds open until the
+// launcher exits), and rank 0's ezpz-rankenv connects to a Unix socket this
+// relay listens on (EZPZ_STDIN) and takes that as its stdin. The relay copies
+// ezpz's stdin there (nothing from a terminal), and ends it when ezpz's stdin
+// ends: a rank 0 that reads stdin gets all of it and then EOF; one that never
+// reads it, or has exited, costs nothing.
+#include <poll.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace ezpz::sys {
+
+// The variable that names the relay's socket to ezpz-rankenv.
+inline constexpr const char* k_stdin_socket_variable = "EZPZ_STDIN";
+
+class StdinRelay {
+ public:
+  // Listens on a socket in a fresh private directory under /tmp (rank 0 runs
+  // on this host). Throws Error when it cannot.
+  StdinRelay();
+  ~StdinRelay();
+  StdinRelay(const StdinRelay&) = delete;
+  StdinRelay& operator=(const StdinRelay&) = delete;
+
+  const std::string& socket_path() const { return socket_path_; }
+  // The launcher's stdin, and, once the launcher has it, the parent's copy closed.
+  int launcher_stdin() const { return held_[0]; }
+  void close_child_end();
+
+  // Appends the pollfds the relay waits on now.
+  void watch(std::vector<pollfd>& fds) const;
+  // Accepts rank 0, reads ezpz's stdin, writes to rank 0: whatever poll found ready.
+  void transfer(const std::vector<pollfd>& fds);
+
+ private:
+  void accept_rank();
+  void read_source();
+  void write_rank();
+  void finish_rank();
+
+  std::string directory_;
+  std::string socket_path_;
+  int listener_ = -1;
+  int rank_ = -1;    // rank 0's connection
+  int source_ = -1;  // ezpz's stdin; -1 once it has ended (or for a terminal)
+  std::array<int, 2> held_ = {-1, -1};
+  std::vector<char> buffer_;
+  std::size_t pending_ = 0;  // bytes of buffer_ not yet written to rank 0
+  std::size_t written_ = 0;  // of those, written already
+};
+
+}  // namespace ezpz::sys
