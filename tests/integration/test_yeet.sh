@@ -71,17 +71,38 @@ expect_match "one-lost: mid-transfer, the 3 up-to-date nodes are done" \
 expect_match "one-lost: the last line has every node done" ', nodes 4/4 done$' \
   "$(grep '^ezpz yeet: .* done' <<<"$err" | tail -n 1)"
 
-# --- a directory ezpz did not make is never replaced without --force -----------
+# --- a directory ezpz did not make is never replaced, not even with --force ------
 mkdir -p "$(node_dst n03 mine)" && echo keep >"$(node_dst n03 mine)/data"
+foreign_message="ezpz yeet: n03: $(node_dst n03 mine): exists and was not made by ezpz yeet (no .ezpz-yeet.json); yeet replaces only its own copies, even with --force: remove it first"
 yeet foreign "$src" --dst "$scratch/nodes/{host}/mine"
 expect_eq "foreign: exit status" 1 "$rc"
-expect_eq "foreign: message" \
-  "ezpz yeet: n03: $(node_dst n03 mine): exists and was not made by ezpz yeet; remove it or pass --force" "$err"
+expect_eq "foreign: message" "$foreign_message" "$err"
 expect_eq "foreign: untouched" "keep" "$(cat "$(node_dst n03 mine)/data")"
 expect_eq "foreign: nothing copied elsewhere" "" "$(ls "$(node_dst n01 mine)" 2>/dev/null)"
-yeet forced "$src" --dst "$scratch/nodes/{host}/mine" --force
-expect_eq "forced: exit status" 0 "$rc"
-expect_moved_copy "forced n03" "$src" "$(node_dst n03 mine)"
+# The same DST spelt through "..": --force does not make it ezpz's.
+yeet forced "$src" --dst "$scratch/nodes/{host}/x/../mine" --force
+expect_eq "forced: exit status" 1 "$rc"
+expect_eq "forced: message" "$foreign_message" "$err"
+expect_eq "forced: untouched" "data keep" "$(ls "$(node_dst n03 mine)") $(cat "$(node_dst n03 mine)/data")"
+expect_eq "forced: nothing copied elsewhere" "" "$(ls "$(node_dst n01 mine)" 2>/dev/null)"
+# On ezpz's own copy, --force copies again even when it is up to date.
+yeet force-current "$src" --dst "$dst_pattern" --force
+expect_eq "force-current: exit status" 0 "$rc"
+expect_match "force-current: copied again" "4 copied, 0 up to date, 0 failed" "$out"
+expect_moved_copy "force-current n02" "$src" "$(node_dst n02)"
+
+# --- a DST that holds the source on one node only (so only that node's stager
+# can tell): refused there, nothing touched anywhere ----------------------------
+mkdir -p "$scratch/hold/n02/env/lib" && echo mine >"$scratch/hold/n02/env/lib/a.py" &&
+  echo sibling >"$scratch/hold/n02/sibling"
+hold_before=$(find "$scratch/hold" -printf '%p %s\n' | sort)
+yeet holds-source "$scratch/hold/n02/env" --dst "$scratch/hold/{host}" --force
+expect_eq "holds-source: exit status" 1 "$rc"
+expect_eq "holds-source: message" \
+  "ezpz yeet: n02: $scratch/hold/n02: holds the source $scratch/hold/n02/env; replacing it would delete the source" \
+  "$err"
+expect_eq "holds-source: nothing written or removed on any node" "$hold_before" \
+  "$(find "$scratch/hold" -printf '%p %s\n' | sort)"
 
 # --- hostile tarballs: refused, nothing written outside DST ----------------------
 evil="$scratch/evil" && mkdir -p "$evil/inner" "$evil/link-src" "$scratch/outside"
