@@ -30,6 +30,8 @@ CLI::App* setup_yeet(CLI::App& app, YeetOptions& o, GlobalOptions& globals) {
   cmd->add_flag("--force", o.force,
                 "Copy again where DST is already an up-to-date copy (only ever replaces copies "
                 "ezpz yeet made)");
+  cmd->add_flag("--keep-setuid", o.keep_setuid,
+                "Keep setuid/setgid bits on the copy (default: dropped)");
   cmd->add_flag("--checksum", o.checksum,
                 "Decide 'up to date' from file contents, not sizes and times (reads the source twice)");
   cmd->add_option("--min-success", o.min_success,
@@ -105,6 +107,7 @@ std::vector<std::string> stager_command(const YeetOptions& o, const Context& con
       find_bundled_program(context, "ezpz-stager", "build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)"),
       "--source", source, "--dst", destination, "--progress", progress_mode(o)};
   if (o.force) argv.push_back("--force");
+  if (o.keep_setuid) argv.push_back("--keep-setuid");
   if (o.checksum) argv.push_back("--checksum");
   if (o.min_success) {
     yeet::parse_min_success(*o.min_success);  // a bad value is a usage error here, not on every node

@@ -32,6 +32,7 @@ struct Options {
   std::string source;
   std::string destination;  // may hold {host} and {index}
   bool force = false;
+  bool keep_setuid = false;
   bool checksum = false;
   std::string min_success;
   std::string failed_file;
@@ -47,6 +48,7 @@ void parse_options(int argc, char** argv, Options& o) {
   app.add_option("--source", o.source)->required();
   app.add_option("--dst", o.destination)->required();
   app.add_flag("--force", o.force);
+  app.add_flag("--keep-setuid", o.keep_setuid);
   app.add_flag("--checksum", o.checksum);
   app.add_option("--min-success", o.min_success);
   app.add_option("--failed-file", o.failed_file);
@@ -88,6 +90,7 @@ Node this_node(const MpiSession& mpi, const Options& o) {
 
 struct SourceFacts {
   std::string error;
+  bool refused = false;  // the source holds an entry yeet refuses: a usage error
   std::string fingerprint;
   bool tarball = false;
   unsigned root_mode = 0755;
@@ -103,17 +106,24 @@ SourceFacts share_source_facts(const Node& node, const Options& o,
       scan = stage::scan_source(o.source, o.checksum);
       struct stat st {};
       ::stat(scan->root.c_str(), &st);
-      facts = {{"fingerprint", scan->fingerprint},   {"tarball", scan->tarball},
-               {"root_mode", st.st_mode & 07777},     {"content_bytes", scan->content_bytes},
+      // A copy made with --keep-setuid differs from one without: not up to date.
+      std::string fingerprint = scan->fingerprint + (o.keep_setuid ? "+setuid" : "");
+      facts = {{"fingerprint", fingerprint},
+               {"tarball", scan->tarball},
+               {"root_mode", st.st_mode & 07777},
+               {"content_bytes", scan->content_bytes},
                {"entries", scan->entries.size()}};
+    } catch (const stage::RefusedEntry& e) {
+      facts = {{"error", e.what()}, {"refused", true}};
     } catch (const Error& e) {
       facts = {{"error", e.what()}};
     }
   }
   Json shared = Json::parse(broadcast_string(facts.dump(), MPI_COMM_WORLD));
-  return {shared.value("error", ""),         shared.value("fingerprint", ""),
-          shared.value("tarball", false),    shared.value("root_mode", 0755u),
-          shared.value("content_bytes", 0ull), shared.value("entries", 0ull)};
+  return {shared.value("error", ""),        shared.value("refused", false),
+          shared.value("fingerprint", ""),  shared.value("tarball", false),
+          shared.value("root_mode", 0755u), shared.value("content_bytes", 0ull),
+          shared.value("entries", 0ull)};
 }
 
 // --- phase 2: every node says what its DST holds; rank 0 decides ----------
@@ -245,7 +255,8 @@ Prepared stream(const Node& node, const Options& o, const SourceFacts& facts,
       prepared.error = e.what();
     }
   }
-  StreamSettings settings{o.chunk_size, o.chunks_in_flight, o.bwlimit, facts.tarball};
+  StreamSettings settings{o.chunk_size, o.chunks_in_flight, o.bwlimit, facts.tarball,
+                          o.keep_setuid};
   StreamOutcome outcome = run_stream(comm, scan, settings, prepared.staging,
                                      [&](std::uint64_t bytes) { progress.bytes(bytes); });
   MPI_Comm_free(&comm);
@@ -442,8 +453,11 @@ int run_steps(const MpiSession& mpi, int argc, char** argv) {
   std::optional<stage::SourceScan> scan;
   SourceFacts facts = share_source_facts(node, o, scan);
   if (!facts.error.empty()) {
-    if (node.rank == 0) std::fprintf(stderr, "ezpz yeet: %s\n", facts.error.c_str());
-    return 1;
+    if (node.rank == 0) {
+      std::fprintf(stderr, "%s%s\n",
+                   facts.refused ? "ezpz: error: " : "ezpz yeet: ", facts.error.c_str());
+    }
+    return facts.refused ? 2 : 1;
   }
   progress.total(facts.content_bytes);
   Decision decision = share_decision(node, inspect(node, facts, o));

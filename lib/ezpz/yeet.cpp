@@ -1,5 +1,7 @@
 #include "ezpz/yeet.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -165,6 +167,34 @@ std::string destination_label(std::string_view given, std::string_view normal) {
   std::string_view shown = without_trailing_slashes(given);
   if (shown == normal || normal.empty()) return std::string(shown);
   return fmt::format("{} ({})", shown, normal);
+}
+
+namespace {
+
+struct RefusedType {
+  unsigned type;  // S_IFMT bits
+  std::string_view name;
+};
+constexpr std::array<RefusedType, 4> k_refused_types = {{
+    {S_IFCHR, "a character device"},
+    {S_IFBLK, "a block device"},
+    {S_IFIFO, "a FIFO"},
+    {S_IFSOCK, "a socket"},
+}};
+
+}  // namespace
+
+std::optional<std::string> refused_entry_type(unsigned mode) {
+  for (const RefusedType& row : k_refused_types) {
+    if ((mode & S_IFMT) == row.type) {
+      return fmt::format("is {}; yeet copies only files, directories and symlinks", row.name);
+    }
+  }
+  return std::nullopt;
+}
+
+unsigned staged_mode(unsigned mode, bool keep_setuid) {
+  return keep_setuid ? mode : mode & ~static_cast<unsigned>(S_ISUID | S_ISGID);
 }
 
 std::string stamp_json(const Stamp& stamp) {

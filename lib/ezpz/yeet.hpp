@@ -91,6 +91,16 @@ std::optional<std::string> destination_problem(std::string_view destination,
 // is once normal when it differs: "/tmp/../tmp (/tmp)".
 std::string destination_label(std::string_view given, std::string_view normal);
 
+// --- What a copy may hold ------------------------------------------------------
+// Why an entry of this type (st_mode) is refused: a device node, FIFO or socket
+// has no place in a Python environment, and a device recreated by a yeet run
+// as root (/dev/mem, mode 0666) would open the machine to every user. nullopt
+// for files, directories, symlinks.
+std::optional<std::string> refused_entry_type(unsigned mode);
+// The mode a copied entry gets: setuid and setgid dropped unless asked for
+// (--keep-setuid); a Python environment needs neither.
+unsigned staged_mode(unsigned mode, bool keep_setuid);
+
 // The stamp yeet leaves in DST (DST/.ezpz-yeet.json).
 inline constexpr std::string_view k_stamp_name = ".ezpz-yeet.json";
 struct Stamp {

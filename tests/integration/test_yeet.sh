@@ -129,6 +129,41 @@ expect_eq "absolute: nothing written at the absolute path" "" "$(ls "$evil/absol
 expect_refused through-link "$evil/through-link.tar" "link/pwned: Cannot extract through symlink link/pwned"
 expect_eq "through-link: nothing written through the link" "" "$(ls -A "$scratch/outside")"
 
+# --- device nodes, FIFOs and sockets are refused; setuid bits dropped unless kept --
+special="$scratch/special" && mkdir -p "$special/env/dev" "$special/env/bin"
+echo 'print(1)' >"$special/env/bin/tool"
+if mknod "$special/env/dev/mem" c 1 1 2>/dev/null; then
+  chmod 666 "$special/env/dev/mem"
+  tar -C "$special" -cf "$special/device.tar" env
+  expect_refused device "$special/device.tar" \
+    "env/dev/mem: is a character device; yeet copies only files, directories and symlinks"
+  expect_eq "device: refused on every node" 4 \
+    "$(grep -c ': env/dev/mem: is a character device' <<<"$err")"
+  expect_eq "device: no device node anywhere under the nodes" "" "$(find "$scratch/nodes" -type c)"
+  rm "$special/env/dev/mem"
+else
+  echo "note: cannot mknod here (not root); the device tarball case was not run"
+fi
+mkfifo "$special/env/dev/pipe"
+yeet fifo "$special/env" --dst "$scratch/nodes/{host}/fifo"
+expect_eq "fifo: exit status" 2 "$rc"
+expect_eq "fifo: one line naming the entry" \
+  "ezpz: error: $special/env/dev/pipe: is a FIFO; yeet copies only files, directories and symlinks" "$err"
+expect_eq "fifo: no copy, no staging on any node" "" \
+  "$(ls -d "$scratch"/nodes/*/fifo 2>/dev/null; staging_dirs "$scratch/nodes")"
+rm "$special/env/dev/pipe"
+chmod 4755 "$special/env/bin/tool"
+tar -C "$special" -cf "$special/setuid.tar" env
+yeet setuid "$special/setuid.tar" --dst "$scratch/nodes/{host}/setuid"
+expect_eq "setuid: exit status" 0 "$rc"
+expect_eq "setuid: the bit dropped on every node" "755 755 755 755" \
+  "$(stat -c %a "$scratch"/nodes/n0{1,2,3,4}/setuid/bin/tool | xargs)"
+yeet keep-setuid "$special/setuid.tar" --dst "$scratch/nodes/{host}/setuid" --keep-setuid
+expect_eq "keep-setuid: exit status" 0 "$rc"
+expect_match "keep-setuid: copied again, not up to date" "4 copied, 0 up to date" "$out"
+expect_eq "keep-setuid: the bit kept on every node" "4755 4755 4755 4755" \
+  "$(stat -c %a "$scratch"/nodes/n0{1,2,3,4}/setuid/bin/tool | xargs)"
+
 # --- a tarball made the usual way becomes DST itself ------------------------------
 tar -C "$scratch/src" -czf "$scratch/venv.tar.gz" venv
 yeet tarball "$scratch/venv.tar.gz" --dst "$scratch/nodes/{host}/from-tarball"

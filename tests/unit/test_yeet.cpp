@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include "ezpz/error.hpp"
 #include "ezpz/yeet.hpp"
 #include "tests/catch.hpp"
@@ -174,6 +176,32 @@ TEST_CASE("DST may not be top-level, the source, inside it, or above it", "[yeet
     CHECK(destination_problem(row.destination, row.resolved, row.source, "/x/p/src") ==
           row.problem);
   }
+}
+
+TEST_CASE("devices, FIFOs and sockets are refused; setuid bits dropped unless kept", "[yeet]") {
+  struct Row {
+    unsigned mode;
+    std::optional<std::string> why;
+  };
+  const Row rows[] = {
+      {S_IFREG | 0644, std::nullopt},
+      {S_IFDIR | 0755, std::nullopt},
+      {S_IFLNK | 0777, std::nullopt},
+      {S_IFCHR | 0666, "is a character device; yeet copies only files, directories and symlinks"},
+      {S_IFBLK | 0660, "is a block device; yeet copies only files, directories and symlinks"},
+      {S_IFIFO | 0644, "is a FIFO; yeet copies only files, directories and symlinks"},
+      {S_IFSOCK | 0755, "is a socket; yeet copies only files, directories and symlinks"},
+  };
+  for (const Row& row : rows) {
+    INFO(std::oct << row.mode);
+    CHECK(refused_entry_type(row.mode) == row.why);
+  }
+  CHECK(staged_mode(S_IFREG | 04755, false) == (S_IFREG | 0755));
+  CHECK(staged_mode(S_IFREG | 02755, false) == (S_IFREG | 0755));
+  CHECK(staged_mode(S_IFDIR | 03775, false) == (S_IFDIR | 01775));  // the sticky bit stays
+  CHECK(staged_mode(06755, false) == 0755);
+  CHECK(staged_mode(06755, true) == 06755);
+  CHECK(staged_mode(0644, false) == 0644);
 }
 
 TEST_CASE("the stamp round-trips", "[yeet]") {
