@@ -10,6 +10,7 @@
 
 #include "bundled.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/sys/paths.hpp"
 #include "ezpz/sys/world.hpp"
 #include "ezpz/yeet.hpp"
 
@@ -26,7 +27,11 @@ CLI::App* setup_yeet(CLI::App& app, YeetOptions& o, GlobalOptions& globals) {
                   "Where the copy goes on each node (default: /tmp/<name>); {host} and {index} "
                   "become the node's name and index")
       ->type_name("DIR");
-  cmd->add_flag("--force", o.force, "Replace a destination ezpz yeet did not make");
+  cmd->add_flag("--force", o.force,
+                "Copy again where DST is already an up-to-date copy (only ever replaces copies "
+                "ezpz yeet made)");
+  cmd->add_flag("--keep-setuid", o.keep_setuid,
+                "Keep setuid/setgid bits on the copy (default: dropped)");
   cmd->add_flag("--checksum", o.checksum,
                 "Decide 'up to date' from file contents, not sizes and times (reads the source twice)");
   cmd->add_option("--min-success", o.min_success,
@@ -75,18 +80,18 @@ std::string choose_source(const YeetOptions& o, const Context& context) {
   throw Error(fmt::format("{}: no such file or directory", *source));
 }
 
+// DST, normal, checked as this host sees it (each node's stager checks again,
+// with {host} filled in). What exists is resolved: a symlink or bind mount
+// cannot hide that DST is the source, inside it, or holds it.
 std::string choose_destination(const YeetOptions& o, const std::string& source) {
-  std::string destination = o.destination.value_or(yeet::default_destination(source));
-  while (destination.size() > 1 && destination.back() == '/') destination.pop_back();
-  if (destination.empty() || destination.front() != '/') {
-    throw Error(fmt::format("--dst {}: expected an absolute path", destination));
-  }
-  if (destination.rfind('/') == 0) {
-    throw Error(fmt::format("--dst {}: refusing a top-level directory; name one inside it",
-                            destination));
-  }
-  if (destination == source || destination.rfind(source + "/", 0) == 0) {
-    throw Error(fmt::format("--dst {}: inside the source {}", destination, source));
+  std::string given = o.destination.value_or(yeet::default_destination(source));
+  std::string destination = yeet::normal_destination(given);
+  bool absolute = !destination.empty() && destination.front() == '/';
+  yeet::ResolvedPath resolved = absolute ? sys::resolve_path(destination, /*follow_last=*/false)
+                                         : yeet::ResolvedPath{destination, {}, false};
+  if (auto problem = yeet::destination_problem(
+          destination, resolved, sys::resolve_path(source, /*follow_last=*/true), source)) {
+    throw Error(fmt::format("--dst {}: {}", yeet::destination_label(given, destination), *problem));
   }
   return destination;
 }
@@ -102,6 +107,7 @@ std::vector<std::string> stager_command(const YeetOptions& o, const Context& con
       find_bundled_program(context, "ezpz-stager", "build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)"),
       "--source", source, "--dst", destination, "--progress", progress_mode(o)};
   if (o.force) argv.push_back("--force");
+  if (o.keep_setuid) argv.push_back("--keep-setuid");
   if (o.checksum) argv.push_back("--checksum");
   if (o.min_success) {
     yeet::parse_min_success(*o.min_success);  // a bad value is a usage error here, not on every node

@@ -16,6 +16,7 @@ struct YeetOptions {
   std::optional<std::string> source_flag;  // --src (the Python ezpz's spelling)
   std::optional<std::string> destination;  // --dst
   bool force = false;
+  bool keep_setuid = false;
   bool checksum = false;
   std::optional<std::string> min_success;
   std::string failed_file = "ezpz-yeet-failed-nodes.txt";

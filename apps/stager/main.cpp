@@ -16,6 +16,7 @@
 #include "ezpz/error.hpp"
 #include "ezpz/stage/destination.hpp"
 #include "ezpz/stage/source.hpp"
+#include "ezpz/sys/paths.hpp"
 #include "ezpz/yeet.hpp"
 #include "mpi_comm.hpp"
 #include "progress.hpp"
@@ -31,6 +32,7 @@ struct Options {
   std::string source;
   std::string destination;  // may hold {host} and {index}
   bool force = false;
+  bool keep_setuid = false;
   bool checksum = false;
   std::string min_success;
   std::string failed_file;
@@ -46,6 +48,7 @@ void parse_options(int argc, char** argv, Options& o) {
   app.add_option("--source", o.source)->required();
   app.add_option("--dst", o.destination)->required();
   app.add_flag("--force", o.force);
+  app.add_flag("--keep-setuid", o.keep_setuid);
   app.add_flag("--checksum", o.checksum);
   app.add_option("--min-success", o.min_success);
   app.add_option("--failed-file", o.failed_file);
@@ -78,7 +81,8 @@ Node this_node(const MpiSession& mpi, const Options& o) {
     if (const char* value = std::getenv(name)) env[name] = value;
   }
   Node node{mpi.rank(), mpi.size(), yeet::node_name(env, host), host, ""};
-  node.destination = yeet::expand_destination(o.destination, node.name, node.rank);
+  node.destination =
+      yeet::normal_destination(yeet::expand_destination(o.destination, node.name, node.rank));
   return node;
 }
 
@@ -86,6 +90,7 @@ Node this_node(const MpiSession& mpi, const Options& o) {
 
 struct SourceFacts {
   std::string error;
+  bool refused = false;  // the source holds an entry yeet refuses: a usage error
   std::string fingerprint;
   bool tarball = false;
   unsigned root_mode = 0755;
@@ -101,36 +106,59 @@ SourceFacts share_source_facts(const Node& node, const Options& o,
       scan = stage::scan_source(o.source, o.checksum);
       struct stat st {};
       ::stat(scan->root.c_str(), &st);
-      facts = {{"fingerprint", scan->fingerprint},   {"tarball", scan->tarball},
-               {"root_mode", st.st_mode & 07777},     {"content_bytes", scan->content_bytes},
+      // A copy made with --keep-setuid differs from one without: not up to date.
+      std::string fingerprint = scan->fingerprint + (o.keep_setuid ? "+setuid" : "");
+      facts = {{"fingerprint", fingerprint},
+               {"tarball", scan->tarball},
+               {"root_mode", st.st_mode & 07777},
+               {"content_bytes", scan->content_bytes},
                {"entries", scan->entries.size()}};
+    } catch (const stage::RefusedEntry& e) {
+      facts = {{"error", e.what()}, {"refused", true}};
     } catch (const Error& e) {
       facts = {{"error", e.what()}};
     }
   }
   Json shared = Json::parse(broadcast_string(facts.dump(), MPI_COMM_WORLD));
-  return {shared.value("error", ""),         shared.value("fingerprint", ""),
-          shared.value("tarball", false),    shared.value("root_mode", 0755u),
-          shared.value("content_bytes", 0ull), shared.value("entries", 0ull)};
+  return {shared.value("error", ""),        shared.value("refused", false),
+          shared.value("fingerprint", ""),  shared.value("tarball", false),
+          shared.value("root_mode", 0755u), shared.value("content_bytes", 0ull),
+          shared.value("entries", 0ull)};
 }
 
 // --- phase 2: every node says what its DST holds; rank 0 decides ----------
 
-constexpr std::string_view holding_name(yeet::Holding holding) {
-  switch (holding) {
-    case yeet::Holding::absent: return "absent";
-    case yeet::Holding::current: return "current";
-    case yeet::Holding::stale: return "stale";
-    case yeet::Holding::foreign: return "foreign";
+constexpr std::string_view action_name(yeet::Action action) {
+  switch (action) {
+    case yeet::Action::transfer:
+      return "transfer";
+    case yeet::Action::skip:
+      return "skip";
+    case yeet::Action::refuse:
+      return "refuse";
   }
   return "?";
 }
 
-Json inspect(const Node& node, const SourceFacts& facts) {
+// Why this node's DST cannot take a copy. Judged here, not only by ezpz:
+// {host} is filled in and symlinks and mounts resolve as this node sees them.
+std::string placement_problem(const Node& node, const Options& o) {
+  yeet::ResolvedPath source = sys::resolve_path(o.source, /*follow_last=*/true);
+  std::optional<yeet::ResolvedPath> seen = source.exists ? std::optional(source) : std::nullopt;
+  yeet::ResolvedPath destination = sys::resolve_path(node.destination, /*follow_last=*/false);
+  return yeet::destination_problem(node.destination, destination, seen, o.source).value_or("");
+}
+
+Json inspect(const Node& node, const SourceFacts& facts, const Options& o) {
+  Json report = {{"node", node.name},
+                 {"machine", node.machine},
+                 {"dst", node.destination},
+                 {"refused", placement_problem(node, o)}};
+  if (!report["refused"].get<std::string>().empty()) return report;  // touch nothing there
   stage::remove_stale_staging(node.destination, node.name);
   yeet::Holding holding = stage::inspect_destination(node.destination, facts.fingerprint);
-  return {{"node", node.name}, {"machine", node.machine}, {"dst", node.destination},
-          {"holding", holding_name(holding)}};
+  report["action"] = action_name(yeet::decide(holding, o.force));
+  return report;
 }
 
 struct Decision {
@@ -138,35 +166,41 @@ struct Decision {
   std::vector<int> transfer;   // ranks that need a copy
 };
 
-Decision decide(const std::vector<Json>& reports, bool force) {
+// Why one node's report stops the whole run ("" when it does not).
+std::string refusal(const Json& r) {
+  std::string where = fmt::format("{}: {}: ", std::string(r["node"]), std::string(r["dst"]));
+  if (std::string why = r.value("refused", ""); !why.empty()) return where + why + "\n";
+  if (r.value("action", "") != "refuse") return "";
+  return where + fmt::format(
+                     "exists and was not made by ezpz yeet (no {}); yeet replaces only its own "
+                     "copies, even with --force: remove it first\n",
+                     yeet::k_stamp_name);
+}
+
+Decision decide(const std::vector<Json>& reports) {
   Decision decision;
   std::map<std::pair<std::string, std::string>, std::string> seen;  // (machine, dst) -> node
   for (std::size_t rank = 0; rank < reports.size(); ++rank) {
     const Json& r = reports[rank];
-    std::string holding = r["holding"];
     std::string node = r["node"];
     auto [it, fresh] = seen.try_emplace({r["machine"], r["dst"]}, node);
     if (!fresh) {
       decision.abort += fmt::format("{} and {} would write the same {} on {}: put {{host}} in --dst\n",
                                     it->second, node, std::string(r["dst"]), std::string(r["machine"]));
     }
-    if (holding == "foreign" && !force) {
-      decision.abort += fmt::format(
-          "{}: {}: exists and was not made by ezpz yeet; remove it or pass --force\n", node,
-          std::string(r["dst"]));
-    }
-    if (holding != "current") decision.transfer.push_back(static_cast<int>(rank));
+    decision.abort += refusal(r);
+    if (r.value("action", "") == "transfer") decision.transfer.push_back(static_cast<int>(rank));
   }
   return decision;
 }
 
-Decision share_decision(const Node& node, const Json& report, const Options& o) {
+Decision share_decision(const Node& node, const Json& report) {
   std::vector<std::string> texts = collect(report.dump(), MPI_COMM_WORLD);
   Json decision;
   if (node.rank == 0) {
     std::vector<Json> reports;
     for (const std::string& text : texts) reports.push_back(Json::parse(text));
-    Decision d = decide(reports, o.force);
+    Decision d = decide(reports);
     decision = {{"abort", d.abort}, {"transfer", d.transfer}};
   }
   Json shared = Json::parse(broadcast_string(decision.dump(), MPI_COMM_WORLD));
@@ -221,7 +255,8 @@ Prepared stream(const Node& node, const Options& o, const SourceFacts& facts,
       prepared.error = e.what();
     }
   }
-  StreamSettings settings{o.chunk_size, o.chunks_in_flight, o.bwlimit, facts.tarball};
+  StreamSettings settings{o.chunk_size, o.chunks_in_flight, o.bwlimit, facts.tarball,
+                          o.keep_setuid};
   StreamOutcome outcome = run_stream(comm, scan, settings, prepared.staging,
                                      [&](std::uint64_t bytes) { progress.bytes(bytes); });
   MPI_Comm_free(&comm);
@@ -390,6 +425,16 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
   return 0;
 }
 
+// Each line of `text` on stderr, after `prefix`.
+void print_lines(std::string_view prefix, std::string_view text) {
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    std::fprintf(stderr, "%.*s%.*s\n", static_cast<int>(prefix.size()), prefix.data(),
+                 static_cast<int>(end - start), text.data() + start);
+    start = end + 1;
+  }
+}
+
 int run_steps(const MpiSession& mpi, int argc, char** argv) {
   Options o;
   parse_options(argc, argv, o);
@@ -408,13 +453,16 @@ int run_steps(const MpiSession& mpi, int argc, char** argv) {
   std::optional<stage::SourceScan> scan;
   SourceFacts facts = share_source_facts(node, o, scan);
   if (!facts.error.empty()) {
-    if (node.rank == 0) std::fprintf(stderr, "ezpz yeet: %s\n", facts.error.c_str());
-    return 1;
+    if (node.rank == 0) {
+      std::fprintf(stderr, "%s%s\n",
+                   facts.refused ? "ezpz: error: " : "ezpz yeet: ", facts.error.c_str());
+    }
+    return facts.refused ? 2 : 1;
   }
   progress.total(facts.content_bytes);
-  Decision decision = share_decision(node, inspect(node, facts), o);
+  Decision decision = share_decision(node, inspect(node, facts, o));
   if (!decision.abort.empty()) {
-    if (node.rank == 0) std::fputs(("ezpz yeet: " + decision.abort).c_str(), stderr);
+    if (node.rank == 0) print_lines("ezpz yeet: ", decision.abort);
     return 1;
   }
   for (int rank = 0; rank < node.size; ++rank) {

@@ -64,7 +64,8 @@ StreamOutcome run_stream(MPI_Comm comm, const stage::SourceScan* scan,
   std::thread extractor;
   if (extract_here) {
     extractor = std::thread([&] {
-      outcome.extracted = stage::extract_stream(to_extract, pool, staging, settings.tarball);
+      outcome.extracted =
+          stage::extract_stream(to_extract, pool, staging, settings.tarball, settings.keep_setuid);
     });
   }
   stage::StreamHash hash;

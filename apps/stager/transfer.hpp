@@ -19,6 +19,7 @@ struct StreamSettings {
   int chunks_in_flight = 8;
   double bytes_per_second = 0;  // --bwlimit; 0: unlimited
   bool tarball = false;
+  bool keep_setuid = false;  // --keep-setuid: else setuid/setgid bits are dropped
 };
 
 struct StreamOutcome {

@@ -1,5 +1,7 @@
 #include "ezpz/yeet.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -103,12 +105,96 @@ MinSuccess parse_min_success(std::string_view text) {
 
 Action decide(Holding holding, bool force) {
   switch (holding) {
-    case Holding::current: return Action::skip;
-    case Holding::foreign: return force ? Action::transfer : Action::refuse;
+    case Holding::current:
+      return force ? Action::transfer : Action::skip;
+    case Holding::foreign:
+      return Action::refuse;
     case Holding::absent:
     case Holding::stale: return Action::transfer;
   }
   return Action::refuse;
+}
+
+std::string normal_destination(std::string_view destination) {
+  if (destination.empty()) return "";
+  std::string normal = std::filesystem::path(destination).lexically_normal().string();
+  return std::string(without_trailing_slashes(normal));
+}
+
+namespace {
+
+// "/" or "/name".
+bool is_top_level(std::string_view path) {
+  return path.rfind('/') == 0;
+}
+
+bool contains(const std::vector<FileId>& chain, const FileId& id) {
+  return std::find(chain.begin(), chain.end(), id) != chain.end();
+}
+
+// Judged by identity, not by name: "/link-to-src/copy" is inside the source
+// too, and so is the source's path through a bind mount.
+std::optional<std::string> overlap_problem(const ResolvedPath& destination,
+                                           const ResolvedPath& source,
+                                           std::string_view source_name) {
+  if (!source.exists || source.chain.empty()) return std::nullopt;
+  if (contains(destination.chain, source.chain.back())) {
+    return fmt::format("inside the source {}", source_name);
+  }
+  if (destination.exists && !destination.chain.empty() &&
+      contains(source.chain, destination.chain.back())) {
+    return fmt::format("holds the source {}; replacing it would delete the source", source_name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> destination_problem(std::string_view destination,
+                                               const ResolvedPath& resolved,
+                                               const std::optional<ResolvedPath>& source,
+                                               std::string_view source_name) {
+  if (destination.empty() || destination.front() != '/') return "expected an absolute path";
+  if (is_top_level(destination)) return "refusing a top-level directory; name one inside it";
+  if (is_top_level(resolved.path)) {
+    return fmt::format("resolves to the top-level directory {}; name one inside it", resolved.path);
+  }
+  if (!source) return std::nullopt;
+  return overlap_problem(resolved, *source, source_name);
+}
+
+std::string destination_label(std::string_view given, std::string_view normal) {
+  std::string_view shown = without_trailing_slashes(given);
+  if (shown == normal || normal.empty()) return std::string(shown);
+  return fmt::format("{} ({})", shown, normal);
+}
+
+namespace {
+
+struct RefusedType {
+  unsigned type;  // S_IFMT bits
+  std::string_view name;
+};
+constexpr std::array<RefusedType, 4> k_refused_types = {{
+    {S_IFCHR, "a character device"},
+    {S_IFBLK, "a block device"},
+    {S_IFIFO, "a FIFO"},
+    {S_IFSOCK, "a socket"},
+}};
+
+}  // namespace
+
+std::optional<std::string> refused_entry_type(unsigned mode) {
+  for (const RefusedType& row : k_refused_types) {
+    if ((mode & S_IFMT) == row.type) {
+      return fmt::format("is {}; yeet copies only files, directories and symlinks", row.name);
+    }
+  }
+  return std::nullopt;
+}
+
+unsigned staged_mode(unsigned mode, bool keep_setuid) {
+  return keep_setuid ? mode : mode & ~static_cast<unsigned>(S_ISUID | S_ISGID);
 }
 
 std::string stamp_json(const Stamp& stamp) {

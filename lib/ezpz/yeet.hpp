@@ -54,8 +54,52 @@ enum class Holding {
   foreign,      // a non-empty directory or a file ezpz did not make
 };
 enum class Action { transfer, skip, refuse };
-// Foreign content is replaced only with --force.
+// ezpz replaces only its own copies: foreign content is refused even with
+// --force (which copies again over an up-to-date copy), so a mistyped --dst
+// can never swap out and delete someone's directory.
 Action decide(Holding holding, bool force);
+
+// --- Where a copy may go -------------------------------------------------------
+// DST as yeet uses it: "." and ".." taken lexically (as `cd` does) and trailing
+// slashes dropped, so that no guard can be walked around with "/tmp/../tmp".
+std::string normal_destination(std::string_view destination);
+
+// A file's identity (st_dev, st_ino): the same directory reached through a
+// symlink or a bind mount has the same one.
+struct FileId {
+  unsigned long long device = 0;
+  unsigned long long inode = 0;
+  bool operator==(const FileId&) const = default;
+};
+// A path with what exists of it resolved (symlinks, mounts): the identity of
+// "/" and of each existing ancestor below it, in order, down to the path
+// itself when `exists`.
+struct ResolvedPath {
+  std::string path;
+  std::vector<FileId> chain;
+  bool exists = false;
+};
+// Why no copy may go to `destination` (lexically normal, resolved as
+// `resolved`): a relative path, a top-level directory, the source itself, a
+// place inside it, or a directory that holds it (its swap would delete the
+// source). `source` is nullopt where the source cannot be seen. nullopt: fine.
+std::optional<std::string> destination_problem(std::string_view destination,
+                                               const ResolvedPath& resolved,
+                                               const std::optional<ResolvedPath>& source,
+                                               std::string_view source_name);
+// How an error names --dst: as given (without trailing slashes), and what that
+// is once normal when it differs: "/tmp/../tmp (/tmp)".
+std::string destination_label(std::string_view given, std::string_view normal);
+
+// --- What a copy may hold ------------------------------------------------------
+// Why an entry of this type (st_mode) is refused: a device node, FIFO or socket
+// has no place in a Python environment, and a device recreated by a yeet run
+// as root (/dev/mem, mode 0666) would open the machine to every user. nullopt
+// for files, directories, symlinks.
+std::optional<std::string> refused_entry_type(unsigned mode);
+// The mode a copied entry gets: setuid and setgid dropped unless asked for
+// (--keep-setuid); a Python environment needs neither.
+unsigned staged_mode(unsigned mode, bool keep_setuid);
 
 // The stamp yeet leaves in DST (DST/.ezpz-yeet.json).
 inline constexpr std::string_view k_stamp_name = ".ezpz-yeet.json";

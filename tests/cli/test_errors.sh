@@ -117,6 +117,23 @@ expect_error "yeet: --dst inside the source" 2 "--dst $scratch/env/copy: inside 
   -- yeet "$scratch/env" --dst "$scratch/env/copy"
 expect_error "yeet: --dst is the source" 2 "--dst $scratch/env: inside the source $scratch/env" -- \
   -- yeet "$scratch/env" --dst "$scratch/env"
+# DST is judged by what it resolves to, not by its spelling: "..", symlinks.
+mkdir -p "$scratch/p/src" && ln -s "$scratch/env" "$scratch/link-to-env" && ln -s / "$scratch/to-root"
+expect_error "yeet: --dst the source's parent" 2 \
+  "--dst $scratch/p: holds the source $scratch/p/src; replacing it would delete the source" -- \
+  -- yeet "$scratch/p/src" --dst "$scratch/p" --force
+expect_error "yeet: --dst above the source, spelt with .." 2 \
+  "--dst $scratch/p/src/../.. ($scratch): holds the source $scratch/p/src; replacing it would delete the source" -- \
+  -- yeet "$scratch/p/src" --dst "$scratch/p/src/../.." --force
+expect_error "yeet: --dst inside the source through a symlink" 2 \
+  "--dst $scratch/link-to-env/copy: inside the source $scratch/env" -- \
+  -- yeet "$scratch/env" --dst "$scratch/link-to-env/copy"
+expect_error "yeet: top-level --dst spelt with .." 2 \
+  "--dst /tmp/../tmp (/tmp): refusing a top-level directory; name one inside it" -- \
+  -- yeet "$scratch/env" --dst /tmp/../tmp --force --dry-run
+expect_error "yeet: --dst that resolves to a top-level directory" 2 \
+  "--dst $scratch/to-root/tmp: resolves to the top-level directory /tmp; name one inside it" -- \
+  -- yeet "$scratch/env" --dst "$scratch/to-root/tmp" --force --dry-run
 expect_error "yeet: --min-success 0" 2 "--min-success: expected at least 1 node, got 0" -- \
   -- yeet "$scratch/env" --min-success 0
 expect_error "yeet: --min-success 2.5" 2 \

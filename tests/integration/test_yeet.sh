@@ -71,17 +71,38 @@ expect_match "one-lost: mid-transfer, the 3 up-to-date nodes are done" \
 expect_match "one-lost: the last line has every node done" ', nodes 4/4 done$' \
   "$(grep '^ezpz yeet: .* done' <<<"$err" | tail -n 1)"
 
-# --- a directory ezpz did not make is never replaced without --force -----------
+# --- a directory ezpz did not make is never replaced, not even with --force ------
 mkdir -p "$(node_dst n03 mine)" && echo keep >"$(node_dst n03 mine)/data"
+foreign_message="ezpz yeet: n03: $(node_dst n03 mine): exists and was not made by ezpz yeet (no .ezpz-yeet.json); yeet replaces only its own copies, even with --force: remove it first"
 yeet foreign "$src" --dst "$scratch/nodes/{host}/mine"
 expect_eq "foreign: exit status" 1 "$rc"
-expect_eq "foreign: message" \
-  "ezpz yeet: n03: $(node_dst n03 mine): exists and was not made by ezpz yeet; remove it or pass --force" "$err"
+expect_eq "foreign: message" "$foreign_message" "$err"
 expect_eq "foreign: untouched" "keep" "$(cat "$(node_dst n03 mine)/data")"
 expect_eq "foreign: nothing copied elsewhere" "" "$(ls "$(node_dst n01 mine)" 2>/dev/null)"
-yeet forced "$src" --dst "$scratch/nodes/{host}/mine" --force
-expect_eq "forced: exit status" 0 "$rc"
-expect_moved_copy "forced n03" "$src" "$(node_dst n03 mine)"
+# The same DST spelt through "..": --force does not make it ezpz's.
+yeet forced "$src" --dst "$scratch/nodes/{host}/x/../mine" --force
+expect_eq "forced: exit status" 1 "$rc"
+expect_eq "forced: message" "$foreign_message" "$err"
+expect_eq "forced: untouched" "data keep" "$(ls "$(node_dst n03 mine)") $(cat "$(node_dst n03 mine)/data")"
+expect_eq "forced: nothing copied elsewhere" "" "$(ls "$(node_dst n01 mine)" 2>/dev/null)"
+# On ezpz's own copy, --force copies again even when it is up to date.
+yeet force-current "$src" --dst "$dst_pattern" --force
+expect_eq "force-current: exit status" 0 "$rc"
+expect_match "force-current: copied again" "4 copied, 0 up to date, 0 failed" "$out"
+expect_moved_copy "force-current n02" "$src" "$(node_dst n02)"
+
+# --- a DST that holds the source on one node only (so only that node's stager
+# can tell): refused there, nothing touched anywhere ----------------------------
+mkdir -p "$scratch/hold/n02/env/lib" && echo mine >"$scratch/hold/n02/env/lib/a.py" &&
+  echo sibling >"$scratch/hold/n02/sibling"
+hold_before=$(find "$scratch/hold" -printf '%p %s\n' | sort)
+yeet holds-source "$scratch/hold/n02/env" --dst "$scratch/hold/{host}" --force
+expect_eq "holds-source: exit status" 1 "$rc"
+expect_eq "holds-source: message" \
+  "ezpz yeet: n02: $scratch/hold/n02: holds the source $scratch/hold/n02/env; replacing it would delete the source" \
+  "$err"
+expect_eq "holds-source: nothing written or removed on any node" "$hold_before" \
+  "$(find "$scratch/hold" -printf '%p %s\n' | sort)"
 
 # --- hostile tarballs: refused, nothing written outside DST ----------------------
 evil="$scratch/evil" && mkdir -p "$evil/inner" "$evil/link-src" "$scratch/outside"
@@ -107,6 +128,41 @@ expect_refused absolute "$evil/absolute.tar" "absolute.txt: Path is absolute"
 expect_eq "absolute: nothing written at the absolute path" "" "$(ls "$evil/absolute.txt" 2>/dev/null)"
 expect_refused through-link "$evil/through-link.tar" "link/pwned: Cannot extract through symlink link/pwned"
 expect_eq "through-link: nothing written through the link" "" "$(ls -A "$scratch/outside")"
+
+# --- device nodes, FIFOs and sockets are refused; setuid bits dropped unless kept --
+special="$scratch/special" && mkdir -p "$special/env/dev" "$special/env/bin"
+echo 'print(1)' >"$special/env/bin/tool"
+if mknod "$special/env/dev/mem" c 1 1 2>/dev/null; then
+  chmod 666 "$special/env/dev/mem"
+  tar -C "$special" -cf "$special/device.tar" env
+  expect_refused device "$special/device.tar" \
+    "env/dev/mem: is a character device; yeet copies only files, directories and symlinks"
+  expect_eq "device: refused on every node" 4 \
+    "$(grep -c ': env/dev/mem: is a character device' <<<"$err")"
+  expect_eq "device: no device node anywhere under the nodes" "" "$(find "$scratch/nodes" -type c)"
+  rm "$special/env/dev/mem"
+else
+  echo "note: cannot mknod here (not root); the device tarball case was not run"
+fi
+mkfifo "$special/env/dev/pipe"
+yeet fifo "$special/env" --dst "$scratch/nodes/{host}/fifo"
+expect_eq "fifo: exit status" 2 "$rc"
+expect_eq "fifo: one line naming the entry" \
+  "ezpz: error: $special/env/dev/pipe: is a FIFO; yeet copies only files, directories and symlinks" "$err"
+expect_eq "fifo: no copy, no staging on any node" "" \
+  "$(ls -d "$scratch"/nodes/*/fifo 2>/dev/null; staging_dirs "$scratch/nodes")"
+rm "$special/env/dev/pipe"
+chmod 4755 "$special/env/bin/tool"
+tar -C "$special" -cf "$special/setuid.tar" env
+yeet setuid "$special/setuid.tar" --dst "$scratch/nodes/{host}/setuid"
+expect_eq "setuid: exit status" 0 "$rc"
+expect_eq "setuid: the bit dropped on every node" "755 755 755 755" \
+  "$(stat -c %a "$scratch"/nodes/n0{1,2,3,4}/setuid/bin/tool | xargs)"
+yeet keep-setuid "$special/setuid.tar" --dst "$scratch/nodes/{host}/setuid" --keep-setuid
+expect_eq "keep-setuid: exit status" 0 "$rc"
+expect_match "keep-setuid: copied again, not up to date" "4 copied, 0 up to date" "$out"
+expect_eq "keep-setuid: the bit kept on every node" "4755 4755 4755 4755" \
+  "$(stat -c %a "$scratch"/nodes/n0{1,2,3,4}/setuid/bin/tool | xargs)"
 
 # --- a tarball made the usual way becomes DST itself ------------------------------
 tar -C "$scratch/src" -czf "$scratch/venv.tar.gz" venv

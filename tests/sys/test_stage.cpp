@@ -2,6 +2,7 @@
 // round-trips a tree exactly; hostile archives are refused with nothing
 // written outside; destinations are judged, swapped and cleaned up.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <archive.h>
@@ -186,6 +187,13 @@ TEST_CASE("the fingerprint follows the source", "[stage]") {
 TEST_CASE("sources that cannot be staged are named", "[stage]") {
   TempDir dir;
   write(dir / "notes.txt", "x");
+  make_tree(dir / "with-fifo");
+  REQUIRE(::mkfifo((dir / "with-fifo/lib/pipe").c_str(), 0644) == 0);
+  CHECK_THROWS_AS(scan_source(dir / "with-fifo", false), RefusedEntry);
+  CHECK_THROWS_WITH(scan_source(dir / "with-fifo", false),
+                    dir /
+                        "with-fifo/lib/pipe: is a FIFO; yeet copies only files, directories and "
+                        "symlinks");
   CHECK_THROWS_WITH(scan_source(dir / "missing", false), dir / "missing: No such file or directory");
   CHECK_THROWS_WITH(scan_source(dir / "notes.txt", false),
                     dir / "notes.txt: not a directory or a tarball (.tar, .tar.gz, .tgz, "
@@ -242,6 +250,84 @@ TEST_CASE("hostile archives are refused and nothing is written outside", "[stage
     CHECK(got.error == row.error);
     CHECK(fs::is_empty(outside));
     CHECK_FALSE(fs::exists(dir / "escape"));
+  }
+}
+
+TEST_CASE("device nodes and FIFOs in a tarball are refused on every node", "[stage]") {
+  struct Row {
+    const char* name;
+    mode_t type;
+    std::string error;
+  };
+  const Row rows[] = {
+      {"dev/mem", AE_IFCHR,
+       "dev/mem: is a character device; yeet copies only files, directories and symlinks"},
+      {"dev/sda", AE_IFBLK,
+       "dev/sda: is a block device; yeet copies only files, directories and symlinks"},
+      {"lib/pipe", AE_IFIFO,
+       "lib/pipe: is a FIFO; yeet copies only files, directories and symlinks"},
+  };
+  TempDir dir;
+  for (const Row& row : rows) {
+    INFO(row.name);
+    fs::remove_all(dir / "out");
+    fs::create_directories(dir / "out");
+    ExtractResult got = extract_tarball(tar_bytes([&](struct archive* a) {
+                                          add_entry(a, "ok.py", AE_IFREG, "x");
+                                          struct archive_entry* e = archive_entry_new();
+                                          archive_entry_set_pathname(e, row.name);
+                                          archive_entry_set_filetype(e, row.type);
+                                          archive_entry_set_perm(e, 0666);
+                                          archive_entry_set_rdev(e, makedev(1, 1));
+                                          archive_write_header(a, e);
+                                          archive_entry_free(e);
+                                        }),
+                                        dir / "out");
+    CHECK(got.error == row.error);
+    CHECK_FALSE(fs::exists(fs::symlink_status(dir / ("out/" + std::string(row.name)))));
+  }
+}
+
+TEST_CASE("setuid and setgid bits are dropped on the copy unless kept", "[stage]") {
+  TempDir dir;
+  std::string bytes = tar_bytes([](struct archive* a) {
+    const std::pair<const char*, mode_t> files[] = {
+        {"bin/su", 04755}, {"bin/sg", 02755}, {"bin/plain", 0755}};
+    for (auto [name, perm] : files) {
+      struct archive_entry* e = archive_entry_new();
+      archive_entry_set_pathname(e, name);
+      archive_entry_set_filetype(e, AE_IFREG);
+      archive_entry_set_perm(e, perm);
+      archive_entry_set_uid(e, ::geteuid());  // ours: libarchive keeps the bits when asked
+      archive_entry_set_gid(e, ::getegid());
+      archive_entry_set_size(e, 1);
+      archive_write_header(a, e);
+      archive_write_data(a, "x", 1);
+      archive_entry_free(e);
+    }
+  });
+  auto perm_of = [&](const std::string& path) {
+    struct stat st {};
+    ::lstat(path.c_str(), &st);
+    return st.st_mode & 07777;
+  };
+  for (bool keep : {false, true}) {
+    INFO("keep_setuid=" << keep);
+    fs::remove_all(dir / "out");
+    fs::create_directories(dir / "out");
+    write(dir / "in.tar", bytes);
+    SourceScan scan = scan_source(dir / "in.tar", false);
+    ChunkPool pool(4, 64 * 1024);
+    ChunkQueue queue;
+    std::thread reader([&] { stream_source(scan, pool, queue, 0); });
+    std::string cwd = fs::current_path();
+    ExtractResult got = extract_stream(queue, pool, dir / "out", true, keep);
+    fs::current_path(cwd);
+    reader.join();
+    CHECK(got.error == "");
+    CHECK(perm_of(dir / "out/bin/su") == (keep ? 04755u : 0755u));
+    CHECK(perm_of(dir / "out/bin/sg") == (keep ? 02755u : 0755u));
+    CHECK(perm_of(dir / "out/bin/plain") == 0755u);
   }
 }
 

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include "ezpz/error.hpp"
 #include "ezpz/yeet.hpp"
 #include "tests/catch.hpp"
@@ -83,12 +85,123 @@ TEST_CASE("what a destination holds decides what happens", "[yeet]") {
   CHECK(classify(std::string("{\"made_by\":\"someone\"}"), true, false, "f1") == Holding::foreign);
   CHECK(classify(std::string("not json"), true, false, "f1") == Holding::foreign);
 
-  CHECK(decide(Holding::absent, false) == Action::transfer);
-  CHECK(decide(Holding::stale, false) == Action::transfer);
-  CHECK(decide(Holding::current, false) == Action::skip);
-  CHECK(decide(Holding::current, true) == Action::skip);
-  CHECK(decide(Holding::foreign, false) == Action::refuse);
-  CHECK(decide(Holding::foreign, true) == Action::transfer);
+  // --force copies again over ezpz's own copy, and never replaces anything else.
+  struct Row {
+    Holding holding;
+    bool force;
+    Action action;
+  };
+  const Row rows[] = {
+      {Holding::absent, false, Action::transfer}, {Holding::absent, true, Action::transfer},
+      {Holding::stale, false, Action::transfer},  {Holding::stale, true, Action::transfer},
+      {Holding::current, false, Action::skip},    {Holding::current, true, Action::transfer},
+      {Holding::foreign, false, Action::refuse},  {Holding::foreign, true, Action::refuse},
+  };
+  for (const Row& row : rows) {
+    INFO(static_cast<int>(row.holding) << " force=" << row.force);
+    CHECK(decide(row.holding, row.force) == row.action);
+  }
+}
+
+TEST_CASE("DST is made normal before any guard sees it", "[yeet]") {
+  struct Row {
+    const char* given;
+    const char* normal;
+    const char* label;
+  };
+  const Row rows[] = {
+      {"/tmp/env", "/tmp/env", "/tmp/env"},
+      {"/tmp/env/", "/tmp/env", "/tmp/env"},
+      {"/tmp/../tmp", "/tmp", "/tmp/../tmp (/tmp)"},
+      {"/tmp/../home/user", "/home/user", "/tmp/../home/user (/home/user)"},
+      {"/tmp/./x//y/", "/tmp/x/y", "/tmp/./x//y (/tmp/x/y)"},
+      {"/..", "/", "/.. (/)"},
+      {"/a/{host}/../b", "/a/b", "/a/{host}/../b (/a/b)"},
+      {"tmp/env", "tmp/env", "tmp/env"},
+      {"", "", ""},
+  };
+  for (const Row& row : rows) {
+    INFO(row.given);
+    CHECK(normal_destination(row.given) == row.normal);
+    CHECK(destination_label(row.given, normal_destination(row.given)) == row.label);
+  }
+}
+
+TEST_CASE("DST may not be top-level, the source, inside it, or above it", "[yeet]") {
+  // Identities as stat() gives them: / is 1, /x 9, /x/p 2, /x/p/src 3,
+  // /x/p/src/copy 4, /x/other 5; /x/link-to-src resolves to /x/p/src.
+  auto at = [](const char* path, std::vector<unsigned long long> inodes, bool exists) {
+    ResolvedPath resolved{path, {}, exists};
+    for (unsigned long long inode : inodes) resolved.chain.push_back({7, inode});
+    return resolved;
+  };
+  const ResolvedPath src = at("/x/p/src", {1, 9, 2, 3}, true);
+  struct Row {
+    const char* name;
+    const char* destination;
+    ResolvedPath resolved;
+    std::optional<ResolvedPath> source;
+    std::optional<std::string> problem;
+  };
+  const Row rows[] = {
+      {"elsewhere", "/x/other/env", at("/x/other/env", {1, 9, 5}, false), src, std::nullopt},
+      {"a sibling", "/x/p/copy", at("/x/p/copy", {1, 9, 2}, false), src, std::nullopt},
+      {"relative", "tmp/env", at("tmp/env", {}, false), src, "expected an absolute path"},
+      {"empty", "", at("", {}, false), src, "expected an absolute path"},
+      {"top-level", "/tmp", at("/tmp", {1, 6}, true), src,
+       "refusing a top-level directory; name one inside it"},
+      {"the root", "/", at("/", {1}, true), src,
+       "refusing a top-level directory; name one inside it"},
+      {"top-level once resolved", "/lnk/tmp", at("/tmp", {1, 6}, true), src,
+       "resolves to the top-level directory /tmp; name one inside it"},
+      {"the source", "/x/p/src", at("/x/p/src", {1, 9, 2, 3}, true), src,
+       "inside the source /x/p/src"},
+      {"inside it", "/x/p/src/copy", at("/x/p/src/copy", {1, 9, 2, 3}, false), src,
+       "inside the source /x/p/src"},
+      {"inside it, existing", "/x/p/src/copy", at("/x/p/src/copy", {1, 9, 2, 3, 4}, true), src,
+       "inside the source /x/p/src"},
+      {"inside it through a symlink", "/x/link-to-src/copy",
+       at("/x/p/src/copy", {1, 9, 2, 3}, false), src, "inside the source /x/p/src"},
+      {"its parent", "/x/p", at("/x/p", {1, 9, 2}, true), src,
+       "holds the source /x/p/src; replacing it would delete the source"},
+      {"its parent through a bind mount", "/mnt/bind", at("/mnt/bind", {1, 8, 2}, true), src,
+       "holds the source /x/p/src; replacing it would delete the source"},
+      {"a parent that does not exist yet cannot hold it", "/x/q", at("/x/q", {1, 9}, false), src,
+       std::nullopt},
+      {"a source this node cannot see", "/x/p/src/copy", at("/x/p/src/copy", {1, 9, 2, 3}, false),
+       std::nullopt, std::nullopt},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    CHECK(destination_problem(row.destination, row.resolved, row.source, "/x/p/src") ==
+          row.problem);
+  }
+}
+
+TEST_CASE("devices, FIFOs and sockets are refused; setuid bits dropped unless kept", "[yeet]") {
+  struct Row {
+    unsigned mode;
+    std::optional<std::string> why;
+  };
+  const Row rows[] = {
+      {S_IFREG | 0644, std::nullopt},
+      {S_IFDIR | 0755, std::nullopt},
+      {S_IFLNK | 0777, std::nullopt},
+      {S_IFCHR | 0666, "is a character device; yeet copies only files, directories and symlinks"},
+      {S_IFBLK | 0660, "is a block device; yeet copies only files, directories and symlinks"},
+      {S_IFIFO | 0644, "is a FIFO; yeet copies only files, directories and symlinks"},
+      {S_IFSOCK | 0755, "is a socket; yeet copies only files, directories and symlinks"},
+  };
+  for (const Row& row : rows) {
+    INFO(std::oct << row.mode);
+    CHECK(refused_entry_type(row.mode) == row.why);
+  }
+  CHECK(staged_mode(S_IFREG | 04755, false) == (S_IFREG | 0755));
+  CHECK(staged_mode(S_IFREG | 02755, false) == (S_IFREG | 0755));
+  CHECK(staged_mode(S_IFDIR | 03775, false) == (S_IFDIR | 01775));  // the sticky bit stays
+  CHECK(staged_mode(06755, false) == 0755);
+  CHECK(staged_mode(06755, true) == 06755);
+  CHECK(staged_mode(0644, false) == 0644);
 }
 
 TEST_CASE("the stamp round-trips", "[yeet]") {

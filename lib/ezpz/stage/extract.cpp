@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "ezpz/yeet.hpp"
+
 namespace ezpz::stage {
 namespace {
 
@@ -91,14 +93,26 @@ std::string copy_data(struct archive* in, struct archive* disk) {
   }
 }
 
+// What every node enforces, whatever the stream holds: libarchive's disk
+// writer makes a device node for any entry that says it is one (no flag turns
+// that off), and keeps setuid bits on files it writes as root.
+std::string admit(struct archive_entry* entry, bool keep_setuid) {
+  if (auto why = yeet::refused_entry_type(archive_entry_mode(entry))) return *why;
+  archive_entry_set_perm(entry, yeet::staged_mode(archive_entry_perm(entry), keep_setuid));
+  return "";
+}
+
 // Extracts every entry; returns the first problem, or "".
-std::string extract_entries(Archives& a, ExtractResult& result) {
+std::string extract_entries(Archives& a, ExtractResult& result, bool keep_setuid) {
   struct archive_entry* entry = nullptr;
   for (;;) {
     int status = archive_read_next_header(a.in, &entry);
     if (status == ARCHIVE_EOF) break;
     if (status < ARCHIVE_WARN) return fmt::format("reading the stream: {}", archive_problem(a.in));
     std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "?";
+    if (std::string refused = admit(entry, keep_setuid); !refused.empty()) {
+      return fmt::format("{}: {}", name, refused);
+    }
     if (archive_write_header(a.disk, entry) != ARCHIVE_OK) {
       return fmt::format("{}: {}", name, archive_problem(a.disk));
     }
@@ -131,7 +145,7 @@ std::string open_stream(Archives& a, StreamReader& reader, bool tarball) {
 }  // namespace
 
 ExtractResult extract_stream(ChunkQueue& in, ChunkPool& pool, const std::string& directory,
-                             bool tarball) {
+                             bool tarball, bool keep_setuid) {
   ExtractResult result;
   StreamReader reader{in, pool, nullptr};
   if (::chdir(directory.c_str()) != 0) {
@@ -139,7 +153,7 @@ ExtractResult extract_stream(ChunkQueue& in, ChunkPool& pool, const std::string&
   } else {
     Archives archives;
     result.error = open_stream(archives, reader, tarball);
-    if (result.error.empty()) result.error = extract_entries(archives, result);
+    if (result.error.empty()) result.error = extract_entries(archives, result, keep_setuid);
   }
   reader.drain();
   result.bytes = reader.bytes;

@@ -21,8 +21,10 @@ struct ExtractResult {
 // even after an error, so the broadcast that feeds it never stalls.
 // `tarball`: the stream is a user's tarball (any tar format, any compression);
 // otherwise it is the uncompressed tar that stream_source() writes.
+// Device nodes, FIFOs and sockets are refused (naming the entry); setuid and
+// setgid bits are dropped unless `keep_setuid`.
 // Changes the working directory to `directory` (libarchive extracts relative to it).
 ExtractResult extract_stream(ChunkQueue& in, ChunkPool& pool, const std::string& directory,
-                             bool tarball);
+                             bool tarball, bool keep_setuid = false);
 
 }  // namespace ezpz::stage

@@ -94,6 +94,9 @@ void scan_tree(SourceScan& scan) {
     if (::lstat(path.c_str(), &entry.st) != 0) {
       throw Error(fmt::format("{}: {}", path, errno_text(errno)));
     }
+    if (auto why = yeet::refused_entry_type(entry.st.st_mode)) {
+      throw RefusedEntry(fmt::format("{}: {}", path, *why));
+    }
     if (S_ISLNK(entry.st.st_mode)) entry.link_target = link_target(path);
     if (S_ISREG(entry.st.st_mode) &&
         (entry.st.st_nlink == 1 || linked.emplace(entry.st.st_dev, entry.st.st_ino).second)) {

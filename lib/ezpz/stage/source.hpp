@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include "ezpz/error.hpp"
 #include "ezpz/stage/chunks.hpp"
 
 namespace ezpz::stage {
@@ -28,9 +29,17 @@ struct SourceScan {
   std::string fingerprint;
 };
 
+// A source entry yeet will not copy (a device node, FIFO or socket): bad
+// input, refused before anything is sent.
+class RefusedEntry : public Error {
+ public:
+  using Error::Error;
+};
+
 // Walks `path` with lstat (symlinks are kept, never followed). With `checksum`
 // the fingerprint covers file contents too (one extra read of the source).
-// Throws Error naming the path that cannot be read.
+// Throws Error naming the path that cannot be read, RefusedEntry naming one
+// that yeet refuses.
 SourceScan scan_source(const std::string& path, bool checksum);
 
 struct StreamResult {
