@@ -50,8 +50,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--idle-timeout", o.idle_timeout_s,
                  "Stop an attempt when no rank has printed anything for SECONDS; exit 124")
       ->check(non_negative)->group(group);
-  cmd.add_option("--grace", o.grace_s, "Seconds between SIGTERM and SIGKILL when stopping (10)")
-      ->check(non_negative)->group(group);
+  cmd.add_option("--grace", o.grace_s,
+                 fmt::format("Seconds between SIGTERM and SIGKILL when stopping ({})",
+                             kill::k_grace_seconds))
+      ->check(non_negative)
+      ->group(group);
   cmd.add_option("--retries", o.retries,
                  "Attempts after a node failure, hang or timeout (default: --spares)")
       ->check(CLI::Range(0, 100))->group(group);

@@ -28,8 +28,10 @@ CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
   cmd->add_option("RUN_ID", o.run_id, "Only this run (default: every ezpz run of yours)");
   cmd->add_option("-s,--signal", o.signal, "Signal to send: TERM, INT, KILL, HUP, USR1 ... or a number")
       ->capture_default_str();
-  cmd->add_option("--grace", o.grace_seconds, "Seconds before SIGKILL for processes still running")
-      ->capture_default_str();
+  cmd->add_option("--grace", o.grace_seconds,
+                  fmt::format("Seconds before SIGKILL for processes still running ({}, as launch "
+                              "--grace)",
+                              kill::k_grace_seconds));
   cmd->add_flag("--dry-run", o.dry_run, "List what would be signalled");
   cmd->add_flag("--all-nodes", o.all_nodes,
                 "On every node of the allocation, through the launcher (one rank per node)");
@@ -50,6 +52,10 @@ int signal_number(const KillOptions& o) {
                           "QUIT, USR1, USR2, STOP, CONT, ABRT, or 1-64)",
                           o.signal));
 }
+
+// The launching ezpz escalates to SIGKILL on its own after its --grace, then records how
+// the run ended: it gets this much longer before kill SIGKILLs it (and the record says lost).
+constexpr auto k_record_margin = std::chrono::seconds(5);
 
 // What this node holds of ezpz's runs, signalled (or listed).
 int kill_here(const KillOptions& o, const Context& context, int signal) {
@@ -75,7 +81,8 @@ int kill_here(const KillOptions& o, const Context& context, int signal) {
   }
   auto grace = std::chrono::milliseconds(static_cast<long>(o.grace_seconds * 1000));
   // The launching ezpz first: it stops its run as Ctrl-C would, and reports it.
-  std::vector<sys::SignalResult> results = sys::signal_processes(launchers, signal, grace);
+  std::vector<sys::SignalResult> results =
+      sys::signal_processes(launchers, signal, grace + k_record_margin);
   for (sys::SignalResult& r : sys::signal_processes(targets, signal, grace)) {
     results.push_back(std::move(r));
   }

@@ -60,6 +60,19 @@ run_ezpz none kill "$run_id"
 expect_eq "nothing left: exit status" 0 "$rc"
 expect_match "nothing left: says so" "^no ezpz processes of run $run_id on " "$out"
 
+# --- the grace: a rank that traps SIGTERM to write a checkpoint gets launch's 10 s ----
+# (kill's own 3 s SIGKILLed the launching ezpz, then the rank, mid-checkpoint)
+checkpoint="$scratch/checkpoint"
+sleeper3="sleep ${marker_base}83"
+on_exit "kill_marked '$sleeper3'"
+start_launch grace "$EZPZ_BIN" launch -n 1 -- \
+  sh -c "trap 'sleep 8; echo saved >$checkpoint; exit 0' TERM; $sleeper3 & wait"
+expect_true "grace: the rank starts" wait_until 10 has_count 1 "$sleeper3"
+run_ezpz grace kill "$(run_id_of "$sleeper3")"
+expect_eq "grace: exit status" 0 "$rc"
+expect_eq "grace: the checkpoint, 8 s after SIGTERM, is written" saved "$(cat "$checkpoint" 2>/dev/null)"
+wait "$launch_pid"
+
 run_ezpz bad kill --signal FOO
 expect_eq "bad signal: exit status" 2 "$rc"
 expect_eq "bad signal: message" \
