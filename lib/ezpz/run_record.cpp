@@ -147,6 +147,21 @@ std::string runs_table(const std::vector<RunSummary>& runs) {
   return out;
 }
 
+std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
+                                        std::string_view prefix, std::string_view command,
+                                        std::string_view place) {
+  std::vector<std::string> matches;
+  for (const std::string& id : ids) {
+    if (id == prefix) return id;
+    if (id.starts_with(prefix)) matches.push_back(id);
+  }
+  std::sort(matches.begin(), matches.end());
+  matches.erase(std::unique(matches.begin(), matches.end()), matches.end());  // one per process
+  if (matches.size() <= 1) return matches.empty() ? std::nullopt : std::optional(matches.front());
+  throw Error(fmt::format("{}: {} matches {} runs {}; give more of the id", command, prefix,
+                          matches.size(), place));
+}
+
 std::string run_details(const RunSummary& r, const std::vector<std::string>& verdicts,
                         std::string_view directory) {
   std::string out = fmt::format(

@@ -59,6 +59,14 @@ std::string runs_table(const std::vector<RunSummary>& runs);
 std::string run_details(const RunSummary& summary, const std::vector<std::string>& verdicts,
                         std::string_view directory);
 
+// A run is named by its whole id or any unique start of it (`ezpz runs show`,
+// `ezpz kill`): the id among `ids` equal to `prefix`, else the only one starting
+// with it; nullopt when none does. Several: throws Error
+// "<command>: <prefix> matches N runs <place>; give more of the id".
+std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
+                                        std::string_view prefix, std::string_view command,
+                                        std::string_view place);
+
 // The exit status ezpz gives an attempt: 124 when --timeout or --idle-timeout
 // stopped it (as timeout(1) does), else the launcher's.
 int attempt_exit_code(Watchdog watchdog, int launcher_exit);

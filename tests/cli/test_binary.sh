@@ -19,6 +19,8 @@ expect_eq "kill --help: the grace is launch's" \
 expect_eq "launch --help: the same grace" \
   "  --grace FLOAT:SECONDS       Seconds between SIGTERM and SIGKILL when stopping (10)" \
   "$(grep -e '--grace FLOAT' <<<"$help")"
+expect_true "kill --help: any unique start of the id" \
+  grep -q "RUN_ID TEXT  *Only this run: its id, or any unique start of it" <<<"$("$EZPZ_BIN" kill --help)"
 
 # ezpz must start fast and work when MPI or libtorch are broken: it links neither.
 linked=$(ldd "$EZPZ_BIN" | grep -Ei 'mpi|torch|c10' || true)

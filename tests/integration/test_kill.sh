@@ -60,6 +60,20 @@ run_ezpz none kill "$run_id"
 expect_eq "nothing left: exit status" 0 "$rc"
 expect_match "nothing left: says so" "^no ezpz processes of run $run_id on " "$out"
 
+# --- the start of an id names one run, or says it names several -----------------------
+EZPZ_RUN_ID=someone-other $sleeper & other_run2=$!
+on_exit "kill -KILL $other_run2 2>/dev/null"
+run_ezpz ambiguous kill some
+expect_eq "two runs start alike: exit status" 2 "$rc"
+expect_eq "two runs start alike: message" \
+  "ezpz: error: kill: some matches 2 runs on $(hostname -s); give more of the id" "$err"
+expect_true "two runs start alike: one is not touched" alive "$other_run"
+expect_true "two runs start alike: nor the other" alive "$other_run2"
+run_ezpz unique kill someone-o
+expect_eq "a unique start: exit status" 0 "$rc"
+expect_eq "a unique start: signals that run only" "sent SIGTERM to $other_run2 (run someone-other): $sleeper" "$out"
+expect_true "a unique start: the other run lives" alive "$other_run"
+
 # --- the grace: a rank that traps SIGTERM to write a checkpoint gets launch's 10 s ----
 # (kill's own 3 s SIGKILLed the launching ezpz, then the rank, mid-checkpoint)
 checkpoint="$scratch/checkpoint"

@@ -96,6 +96,20 @@ TEST_CASE("the runs table quotes commands and marks a run still going", "[record
   CHECK(runs_table({}) == "no runs recorded\n");
 }
 
+TEST_CASE("a run id is given whole or by any unique start of it", "[record]") {
+  const std::vector<std::string> ids = {"20261122-095931-n01-1", "20261122-095931-n01-1-2",
+                                        "20261122-100000-n01-7", "20261122-100000-n01-7"};
+  CHECK(match_run_id(ids, "20261122-095931-n01-1", "runs", "in d") == "20261122-095931-n01-1");
+  CHECK(match_run_id(ids, "20261122-095931-n01-1-", "runs", "in d") == "20261122-095931-n01-1-2");
+  CHECK(match_run_id(ids, "20261122-1000", "kill", "on n01") == "20261122-100000-n01-7");
+  CHECK(match_run_id(ids, "2025", "runs", "in d") == std::nullopt);
+  CHECK(match_run_id({}, "2026", "runs", "in d") == std::nullopt);
+  CHECK_THROWS_WITH(match_run_id(ids, "20261122-0959", "runs", "in .ezpz/runs"),
+                    "runs: 20261122-0959 matches 2 runs in .ezpz/runs; give more of the id");
+  CHECK_THROWS_WITH(match_run_id(ids, "2026", "kill", "on n01"),
+                    "kill: 2026 matches 3 runs on n01; give more of the id");
+}
+
 TEST_CASE("run details list each attempt from its verdict", "[record]") {
   AttemptVerdict first;
   first.attempt = 1;

@@ -72,17 +72,14 @@ std::vector<RunSummary> list_runs(const std::string& runs_dir) {
 }
 
 std::string find_run(const std::string& runs_dir, const std::string& id) {
-  std::vector<std::string> matches;
+  std::vector<std::string> names;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(runs_dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name == id) return entry.path().string();
-    if (name.starts_with(id)) matches.push_back(entry.path().string());
+    names.push_back(entry.path().filename().string());
   }
-  if (matches.size() == 1) return matches.front();
-  if (matches.empty()) throw Error(fmt::format("runs: no run {} in {}", id, runs_dir));
-  throw Error(fmt::format("runs: {} matches {} runs in {}; give more of the id", id,
-                          matches.size(), runs_dir));
+  auto name = match_run_id(names, id, "runs", fmt::format("in {}", runs_dir));
+  if (!name) throw Error(fmt::format("runs: no run {} in {}", id, runs_dir));
+  return (fs::path(runs_dir) / *name).string();
 }
 
 std::vector<std::string> attempt_verdicts(const std::string& run_dir) {

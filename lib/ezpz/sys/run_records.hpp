@@ -32,8 +32,8 @@ class RunRecorder {
 // Every readable run under `runs_dir`, newest first; none when it does not exist.
 std::vector<RunSummary> list_runs(const std::string& runs_dir);
 
-// The directory of the run whose id is `id` or starts with it. Throws Error
-// when none or several match.
+// The directory of the run whose id is `id` or starts with it (match_run_id).
+// Throws Error when none or several match.
 std::string find_run(const std::string& runs_dir, const std::string& id);
 
 // The verdict.json texts of a run's attempts, in attempt order.
