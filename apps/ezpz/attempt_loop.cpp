@@ -125,12 +125,23 @@ RunSummary first_summary(const Run& run) {
 }
 
 Run start_run(const AttemptOptions& o, const PreparedLaunch& prepared, const Context& context) {
-  Run run{o, prepared, context, sys::make_run_id(sys::hostname()), initial_pool(o, prepared),
-          BadNodeMatcher(prepared.inputs.profile.bad_node_patterns), std::nullopt, {}};
+  const std::string host = sys::hostname();
+  Run run{o,
+          prepared,
+          context,
+          sys::make_run_id(host),
+          initial_pool(o, prepared),
+          BadNodeMatcher(prepared.inputs.profile.bad_node_patterns),
+          std::nullopt,
+          {}};
+  if (!o.no_record) {
+    // The record's directory decides the id: another launch may have taken this one.
+    run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
+    run.id = run.recorder->id();
+  }
   log::info("run id: {}", run.id);
   run.summary = first_summary(run);
   if (o.no_record) return run;
-  run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
   record(run, "hostfile", hostfile_text(run.pool.active));
   if (!run.pool.spares.empty()) record(run, "spares", hostfile_text(run.pool.spares));
   record(run, "run.json", summary_json(run.summary));

@@ -162,6 +162,10 @@ std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
                           matches.size(), place));
 }
 
+std::string run_id_choice(std::string_view base, int n) {
+  return n <= 1 ? std::string(base) : fmt::format("{}-{}", base, n);
+}
+
 std::string run_details(const RunSummary& r, const std::vector<std::string>& verdicts,
                         std::string_view directory) {
   std::string out = fmt::format(

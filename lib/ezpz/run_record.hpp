@@ -67,6 +67,12 @@ std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
                                         std::string_view prefix, std::string_view command,
                                         std::string_view place);
 
+// The n-th choice of id for a run whose first choice, `base`, was taken (its
+// record directory already exists: two launches in the same second, with the
+// same pid in different pid namespaces): base, base-2, base-3 ... Sorts after
+// `base`, so still newest first.
+std::string run_id_choice(std::string_view base, int n);
+
 // The exit status ezpz gives an attempt: 124 when --timeout or --idle-timeout
 // stopped it (as timeout(1) does), else the launcher's.
 int attempt_exit_code(Watchdog watchdog, int launcher_exit);

@@ -1,6 +1,7 @@
 #include "ezpz/sys/run_records.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,6 +31,18 @@ void make_private_directory(const std::string& path) {
 
 std::string summary_path(const fs::path& run_dir) { return (run_dir / "run.json").string(); }
 
+// How many ids a launch tries before giving up: collisions need launches in the
+// same second with the same pid (pid namespaces), so a handful at most.
+constexpr int k_id_choices = 100;
+
+// mkdir, not create_directories: EEXIST is how a launch learns that another took the id.
+bool claim_directory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) == 0) return true;
+  if (errno == EEXIST) return false;
+  throw Error(fmt::format("{}: cannot create the run record: {}", path, std::strerror(errno)),
+              ExitCode::failure);
+}
+
 }  // namespace
 
 std::string runs_directory(const std::optional<std::string>& flag, const Env& env) {
@@ -38,10 +51,17 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
   return ".ezpz/runs";
 }
 
-RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& id)
-    : directory_(fmt::format("{}/{}", runs_dir, id)) {
+RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& base_id) {
   make_private_directory(runs_dir);
-  make_private_directory(directory_);
+  for (int n = 1; n <= k_id_choices; ++n) {
+    id_ = run_id_choice(base_id, n);
+    directory_ = fmt::format("{}/{}", runs_dir, id_);
+    if (claim_directory(directory_)) return;
+  }
+  throw Error(fmt::format("{}/{}: cannot create the run record: it exists, and so do -2 to -{} "
+                          "after it",
+                          runs_dir, base_id, k_id_choices),
+              ExitCode::failure);
 }
 
 std::string RunRecorder::attempt_directory(int attempt) const {

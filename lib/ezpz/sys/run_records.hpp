@@ -17,8 +17,12 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
 
 class RunRecorder {
  public:
-  // Creates RUNS_DIR/ID. Throws Error naming the directory when it cannot.
-  RunRecorder(const std::string& runs_dir, const std::string& id);
+  // Creates RUNS_DIR/ID exclusively (mkdir): when another launch already took
+  // the id, the next of run_id_choice, a bounded number of times.
+  // Throws Error naming the directory when it cannot create one.
+  RunRecorder(const std::string& runs_dir, const std::string& base_id);
+  // The run's id: `base_id`, or the choice that was free.
+  const std::string& id() const { return id_; }
   const std::string& directory() const { return directory_; }
   // Creates attempt-N and returns its path.
   std::string attempt_directory(int attempt) const;
@@ -26,6 +30,7 @@ class RunRecorder {
   void write(const std::string& relative, const std::string& text) const;
 
  private:
+  std::string id_;
   std::string directory_;
 };
 
