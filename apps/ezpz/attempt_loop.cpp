@@ -141,6 +141,7 @@ Run start_run(const AttemptOptions& o, const PreparedLaunch& prepared, const Con
   }
   log::info("run id: {}", run.id);
   run.summary = first_summary(run);
+  run.summary.launched_on = host;
   if (o.no_record) return run;
   record(run, "hostfile", hostfile_text(run.pool.active));
   if (!run.pool.spares.empty()) record(run, "spares", hostfile_text(run.pool.spares));
