@@ -57,8 +57,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--idle-timeout", o.idle_timeout_s,
                  "Stop an attempt when no rank has printed anything for SECONDS; exit 124")
       ->check(non_negative)->group(group);
-  cmd.add_option("--grace", o.grace_s, "Seconds between SIGTERM and SIGKILL when stopping (10)")
-      ->check(non_negative)->group(group);
+  cmd.add_option("--grace", o.grace_s,
+                 fmt::format("Seconds between SIGTERM and SIGKILL when stopping ({})",
+                             kill::k_grace_seconds))
+      ->check(non_negative)
+      ->group(group);
   cmd.add_option("--retries", o.retries,
                  "Attempts after a node failure, hang or timeout (default: --spares)")
       ->check(CLI::Range(0, 100))->group(group);
@@ -134,18 +137,32 @@ RunSummary first_summary(const Run& run) {
   return s;
 }
 
+// The record's directory decides the id: another launch may have taken this one. A read-only
+// or full directory costs the record, never the job.
+void open_record(Run& run) {
+  try {
+    run.recorder.emplace(sys::runs_directory(run.options.runs_dir, run.context.env), run.id);
+    run.id = run.recorder->id();
+  } catch (const Error& e) {
+    log::warn("{}; the job runs without one", e.what());
+  }
+}
+
 Run start_run(const AttemptOptions& o, const PreparedLaunch& prepared, const Context& context) {
-  Run run{o, prepared, context, sys::make_run_id(sys::hostname()), initial_pool(o, prepared),
-          BadNodeMatcher(prepared.inputs.profile.bad_node_patterns), std::nullopt, {}};
+  const std::string host = sys::hostname();
+  Run run{o,
+          prepared,
+          context,
+          sys::make_run_id(host),
+          initial_pool(o, prepared),
+          BadNodeMatcher(prepared.inputs.profile.bad_node_patterns),
+          std::nullopt,
+          {}};
+  if (!o.no_record) open_record(run);
   log::info("run id: {}", run.id);
   run.summary = first_summary(run);
-  if (o.no_record) return run;
-  try {
-    run.recorder.emplace(sys::runs_directory(o.runs_dir, context.env), run.id);
-  } catch (const Error& e) {  // a read-only or full directory: the job matters more than its record
-    log::warn("{}; the job runs without one", e.what());
-    return run;
-  }
+  run.summary.launched_on = host;
+  if (!run.recorder) return run;
   record(run, "hostfile", hostfile_text(run.pool.active));
   if (!run.pool.spares.empty()) record(run, "spares", hostfile_text(run.pool.spares));
   record(run, "run.json", summary_json(run.summary));

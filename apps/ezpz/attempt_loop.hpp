@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "ezpz/kill.hpp"
 #include "plan_options.hpp"
 
 namespace ezpz {
@@ -19,7 +20,7 @@ inline constexpr std::uint64_t k_default_record_limit = std::uint64_t{1} << 30;
 struct AttemptOptions {
   double timeout_s = 0;       // --timeout: wall clock per attempt; 0: none
   double idle_timeout_s = 0;  // --idle-timeout: no output from any rank; 0: none
-  double grace_s = 10;        // --grace: SIGTERM to SIGKILL
+  double grace_s = kill::k_grace_seconds;  // --grace: SIGTERM to SIGKILL
   std::optional<int> retries; // --retries: further attempts after a node-side failure
   int spares = 0;             // --spares: hosts held back to replace bad ones
   double retry_delay_s = 5;   // --retry-delay: the first back-off, doubled each time (cap 60 s)

@@ -15,6 +15,7 @@
 #include "ezpz/env.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/kill.hpp"
+#include "ezpz/run_record.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/world.hpp"
 #include "ezpz/yeet.hpp"
@@ -25,11 +26,15 @@ namespace ezpz {
 CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand("kill", "Stop the processes ezpz started (tagged with their run id)");
   add_verbosity_flags(*cmd, globals);
-  cmd->add_option("RUN_ID", o.run_id, "Only this run (default: every ezpz run of yours)");
+  cmd->add_option(
+      "RUN_ID", o.run_id,
+      "Only this run: its id, or any unique start of it (default: every ezpz run of yours)");
   cmd->add_option("-s,--signal", o.signal, "Signal to send: TERM, INT, KILL, HUP, USR1 ... or a number")
       ->capture_default_str();
-  cmd->add_option("--grace", o.grace_seconds, "Seconds before SIGKILL for processes still running")
-      ->capture_default_str();
+  cmd->add_option("--grace", o.grace_seconds,
+                  fmt::format("Seconds before SIGKILL for processes still running ({}, as launch "
+                              "--grace)",
+                              kill::k_grace_seconds));
   cmd->add_flag("--dry-run", o.dry_run, "List what would be signalled");
   cmd->add_flag("--all-nodes", o.all_nodes,
                 "On every node of the allocation, through the launcher (one rank per node)");
@@ -38,6 +43,7 @@ CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
       "Examples:\n"
       "  ezpz kill                      # every ezpz run of yours on this node\n"
       "  ezpz kill 20261122-061500-n01-4242 --signal INT\n"
+      "  ezpz kill 20261122-0615            # any unique start of the id, as ezpz runs show\n"
       "  ezpz kill --all-nodes --dry-run");
   return cmd;
 }
@@ -51,16 +57,32 @@ int signal_number(const KillOptions& o) {
                           o.signal));
 }
 
+// The launching ezpz escalates to SIGKILL on its own after its --grace, then records how
+// the run ended: it gets this much longer before kill SIGKILLs it (and the record says lost).
+constexpr auto k_record_margin = std::chrono::seconds(5);
+
+// The run `given` names among those with processes here: its id, or any unique start of
+// it (match_run_id, as `ezpz runs show` takes it); as given when none matches.
+std::string resolve_run(const std::vector<kill::Process>& tagged, const std::string& given,
+                        const std::string& node) {
+  if (given.empty()) return given;
+  std::vector<std::string> ids;
+  for (const kill::Process& p : tagged) ids.push_back(p.run_id);
+  return match_run_id(ids, given, "kill", "on " + node).value_or(given);
+}
+
 // What this node holds of ezpz's runs, signalled (or listed).
 int kill_here(const KillOptions& o, const Context& context, int signal) {
   std::string node = yeet::node_name(context.env, sys::hostname());
   std::string prefix = o.on_node ? node + ": " : "";
-  std::vector<kill::Process> targets =
-      kill::select_targets(sys::list_processes(), o.run_id, ::getpid(),
-                           get_nonempty(context.env, kill::k_run_id_variable).value_or(""));
+  const std::string own_run = get_nonempty(context.env, kill::k_run_id_variable).value_or("");
+  const std::vector<kill::Process> tagged =
+      kill::select_targets(sys::list_processes(), "", ::getpid(), own_run);
+  const std::string run_id = resolve_run(tagged, o.run_id, node);
+  std::vector<kill::Process> targets = kill::select_targets(tagged, run_id, ::getpid(), own_run);
   if (targets.empty()) {
     std::printf("%sno ezpz processes%s on %s\n", prefix.c_str(),
-                o.run_id.empty() ? "" : fmt::format(" of run {}", o.run_id).c_str(), node.c_str());
+                run_id.empty() ? "" : fmt::format(" of run {}", run_id).c_str(), node.c_str());
     return 0;
   }
   std::vector<kill::Process> launchers = kill::controllers(targets, sys::command_of, ::getpid());
@@ -75,7 +97,8 @@ int kill_here(const KillOptions& o, const Context& context, int signal) {
   }
   auto grace = std::chrono::milliseconds(static_cast<long>(o.grace_seconds * 1000));
   // The launching ezpz first: it stops its run as Ctrl-C would, and reports it.
-  std::vector<sys::SignalResult> results = sys::signal_processes(launchers, signal, grace);
+  std::vector<sys::SignalResult> results =
+      sys::signal_processes(launchers, signal, grace + k_record_margin);
   for (sys::SignalResult& r : sys::signal_processes(targets, signal, grace)) {
     results.push_back(std::move(r));
   }

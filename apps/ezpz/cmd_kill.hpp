@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "ezpz/kill.hpp"
 #include "options.hpp"
 
 namespace ezpz {
@@ -11,7 +12,7 @@ namespace ezpz {
 struct KillOptions {
   std::string run_id;  // empty: every ezpz run of this user
   std::string signal = "TERM";
-  double grace_seconds = 3;
+  double grace_seconds = kill::k_grace_seconds;
   bool dry_run = false;
   bool all_nodes = false;
   bool on_node = false;  // set by --all-nodes for the copy on each node

@@ -33,14 +33,11 @@ int run_runs(const RunsOptions& o, const Context& context) {
   const std::string dir = sys::runs_directory(o.runs_dir, context.env);
   if (o.show->parsed()) {
     const std::string run_dir = sys::find_run(dir, o.show_id);
-    const std::string path = run_dir + "/run.json";
-    auto text = sys::read_file_if_present(path);
-    if (!text) throw Error(fmt::format("{}: no run record (run.json) there", run_dir));
-    RunSummary summary = parse_summary(*text, path);
-    std::fputs(run_details(summary, sys::attempt_verdicts(run_dir), run_dir).c_str(), stdout);
+    std::fputs(run_details(sys::read_run(run_dir), sys::attempt_verdicts(run_dir), run_dir).c_str(),
+               stdout);
     return 0;
   }
-  std::vector<RunSummary> runs = sys::list_runs(dir);
+  std::vector<ListedRun> runs = sys::list_runs(dir);
   if (runs.size() > static_cast<std::size_t>(o.limit)) runs.resize(o.limit);
   std::fputs(runs_table(runs).c_str(), stdout);
   return 0;

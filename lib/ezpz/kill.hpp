@@ -12,6 +12,10 @@ namespace ezpz::kill {
 
 inline constexpr std::string_view k_run_id_variable = "EZPZ_RUN_ID";
 
+// Seconds from the stop signal to SIGKILL, for `launch --grace` and `kill --grace`
+// alike: ranks that trap SIGTERM to write a checkpoint get the same time either way.
+inline constexpr int k_grace_seconds = 10;
+
 // The value of `name` in a /proc/PID/environ block (NUL-separated NAME=VALUE).
 std::optional<std::string> environ_value(std::string_view block, std::string_view name);
 

@@ -12,6 +12,16 @@ for word in "Examples:" "ezpz launch -n 8 --ppn 4 -- python3 train.py" "--dry-ru
   [[ "$help" == *"$word"* ]] && pass || fail "launch --help lacks '$word'"
 done
 
+# A rank that traps SIGTERM to write a checkpoint gets the same time from kill as from launch.
+expect_eq "kill --help: the grace is launch's" \
+  "  --grace FLOAT               Seconds before SIGKILL for processes still running (10, as launch --grace)" \
+  "$("$EZPZ_BIN" kill --help | grep -e '--grace')"
+expect_eq "launch --help: the same grace" \
+  "  --grace FLOAT:SECONDS       Seconds between SIGTERM and SIGKILL when stopping (10)" \
+  "$(grep -e '--grace FLOAT' <<<"$help")"
+expect_true "kill --help: any unique start of the id" \
+  grep -q "RUN_ID TEXT  *Only this run: its id, or any unique start of it" <<<"$("$EZPZ_BIN" kill --help)"
+
 # ezpz must start fast and work when MPI or libtorch are broken: it links neither.
 linked=$(ldd "$EZPZ_BIN" | grep -Ei 'mpi|torch|c10' || true)
 expect_eq "ezpz links neither MPI nor libtorch" "" "$linked"

@@ -60,6 +60,35 @@ run_ezpz none kill "$run_id"
 expect_eq "nothing left: exit status" 0 "$rc"
 expect_match "nothing left: says so" "^no ezpz processes of run $run_id on " "$out"
 
+# --- the start of an id names one run, or says it names several -----------------------
+decoy_a="decoy-$marker_base-one" decoy_b="decoy-$marker_base-two"
+EZPZ_RUN_ID=$decoy_a $sleeper & decoy_run_a=$!
+EZPZ_RUN_ID=$decoy_b $sleeper & decoy_run_b=$!
+on_exit "kill -KILL $decoy_run_a $decoy_run_b 2>/dev/null"
+run_ezpz ambiguous kill "decoy-$marker_base-"
+expect_eq "two runs start alike: exit status" 2 "$rc"
+expect_eq "two runs start alike: message" \
+  "ezpz: error: kill: decoy-$marker_base- matches 2 runs on $(hostname -s); give more of the id" "$err"
+expect_true "two runs start alike: one is not touched" alive "$decoy_run_a"
+expect_true "two runs start alike: nor the other" alive "$decoy_run_b"
+run_ezpz unique kill "decoy-$marker_base-t"
+expect_eq "a unique start: exit status" 0 "$rc"
+expect_eq "a unique start: signals that run only" "sent SIGTERM to $decoy_run_b (run $decoy_b): $sleeper" "$out"
+expect_true "a unique start: the other run lives" alive "$decoy_run_a"
+
+# --- the grace: a rank that traps SIGTERM to write a checkpoint gets launch's 10 s ----
+# (kill's own 3 s SIGKILLed the launching ezpz, then the rank, mid-checkpoint)
+checkpoint="$scratch/checkpoint"
+sleeper3="sleep ${marker_base}83"
+on_exit "kill_marked '$sleeper3'"
+start_launch grace "$EZPZ_BIN" launch -n 1 -- \
+  sh -c "trap 'sleep 8; echo saved >$checkpoint; exit 0' TERM; $sleeper3 & wait"
+expect_true "grace: the rank starts" wait_until 10 has_count 1 "$sleeper3"
+run_ezpz grace kill "$(run_id_of "$sleeper3")"
+expect_eq "grace: exit status" 0 "$rc"
+expect_eq "grace: the checkpoint, 8 s after SIGTERM, is written" saved "$(cat "$checkpoint" 2>/dev/null)"
+wait "$launch_pid"
+
 run_ezpz bad kill --signal FOO
 expect_eq "bad signal: exit status" 2 "$rc"
 expect_eq "bad signal: message" \

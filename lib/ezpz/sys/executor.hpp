@@ -8,6 +8,7 @@
 
 #include "ezpz/attempts.hpp"
 #include "ezpz/env.hpp"
+#include "ezpz/kill.hpp"
 #include "ezpz/plan.hpp"
 
 namespace ezpz::sys {
@@ -23,7 +24,7 @@ class Executor {
 struct ProcessOptions {
   // How long after a forwarded SIGINT/SIGTERM/SIGHUP the launcher's process
   // group gets SIGKILL if it is still alive; a second SIGINT escalates at once.
-  std::chrono::milliseconds grace{std::chrono::seconds(10)};
+  std::chrono::milliseconds grace{std::chrono::seconds(kill::k_grace_seconds)};
   // A launcher still running this long after it started is stopped as if ezpz
   // had been sent SIGTERM (then SIGKILL after `grace`); zero: no limit.
   std::chrono::milliseconds timeout{0};

@@ -1,12 +1,17 @@
 #include "ezpz/sys/run_records.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -29,6 +34,21 @@ void make_private_directory(const std::string& path) {
 }
 
 std::string summary_path(const fs::path& run_dir) { return (run_dir / "run.json").string(); }
+std::string lock_path(const std::string& run_dir) {
+  return run_dir + "/lock";
+}
+
+// How many ids a launch tries before giving up: collisions need launches in the
+// same second with the same pid (pid namespaces), so a handful at most.
+constexpr int k_id_choices = 100;
+
+// mkdir, not create_directories: EEXIST is how a launch learns that another took the id.
+bool claim_directory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) == 0) return true;
+  if (errno == EEXIST) return false;
+  throw Error(fmt::format("{}: cannot create the run record: {}", path, std::strerror(errno)),
+              ExitCode::failure);
+}
 
 }  // namespace
 
@@ -38,10 +58,40 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
   return ".ezpz/runs";
 }
 
-RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& id)
-    : directory_(fmt::format("{}/{}", runs_dir, id)) {
+RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& base_id) {
   make_private_directory(runs_dir);
-  make_private_directory(directory_);
+  for (int n = 1; n <= k_id_choices; ++n) {
+    id_ = run_id_choice(base_id, n);
+    directory_ = fmt::format("{}/{}", runs_dir, id_);
+    if (claim_directory(directory_)) {
+      lock();
+      return;
+    }
+  }
+  throw Error(fmt::format("{}/{}: cannot create the run record: it exists, and so do -2 to -{} "
+                          "after it",
+                          runs_dir, base_id, k_id_choices),
+              ExitCode::failure);
+}
+
+RunRecorder::RunRecorder(RunRecorder&& other) noexcept
+    : id_(std::move(other.id_)),
+      directory_(std::move(other.directory_)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+
+RunRecorder::~RunRecorder() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+// Taken before run.json exists, which readers wait for, so no reader sees a
+// free lock on a live run. Best effort: where flock fails (Lustre mounted
+// without it) the file goes, and `ezpz runs` says it cannot tell.
+void RunRecorder::lock() {
+  lock_fd_ = ::open(lock_path(directory_).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) return;
+  ::unlink(lock_path(directory_).c_str());
+  ::close(lock_fd_);
+  lock_fd_ = -1;
 }
 
 std::string RunRecorder::attempt_directory(int attempt) const {
@@ -54,35 +104,53 @@ void RunRecorder::write(const std::string& relative, const std::string& text) co
   write_files({{fmt::format("{}/{}", directory_, relative), text}});
 }
 
-std::vector<RunSummary> list_runs(const std::string& runs_dir) {
-  std::vector<RunSummary> runs;
+std::optional<bool> lock_held(const std::string& run_dir) {
+  const int fd = ::open(lock_path(run_dir).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<bool> held;
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    held = false;
+  } else if (errno == EWOULDBLOCK) {
+    held = true;
+  }
+  ::close(fd);  // and with it the shared lock, at once
+  return held;
+}
+
+ListedRun read_run(const std::string& run_dir) {
+  const std::string path = summary_path(run_dir);
+  auto text = read_file_if_present(path);
+  if (!text) throw Error(fmt::format("{}: no run record (run.json) there", run_dir));
+  ListedRun run{parse_summary(*text, path), RunState::finished};
+  run.state = run_state(run.summary, hostname(), [&] { return lock_held(run_dir); });
+  return run;
+}
+
+std::vector<ListedRun> list_runs(const std::string& runs_dir) {
+  std::vector<ListedRun> runs;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(runs_dir, error)) {
-    auto text = read_file_if_present(summary_path(entry.path()));
-    if (!text) continue;  // not a run, or one still being created
     try {
-      runs.push_back(parse_summary(*text, summary_path(entry.path())));
+      runs.push_back(read_run(entry.path().string()));
     } catch (const Error&) {
-      continue;  // a damaged record must not hide the others; `runs show` names it
+      continue;  // not a run, one still being created, or damaged: `runs show` names it
     }
   }
   // Ids begin with the start time, so newest first is reverse id order.
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id > b.id; });
+  std::sort(runs.begin(), runs.end(),
+            [](const auto& a, const auto& b) { return a.summary.id > b.summary.id; });
   return runs;
 }
 
 std::string find_run(const std::string& runs_dir, const std::string& id) {
-  std::vector<std::string> matches;
+  std::vector<std::string> names;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(runs_dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name == id) return entry.path().string();
-    if (name.starts_with(id)) matches.push_back(entry.path().string());
+    names.push_back(entry.path().filename().string());
   }
-  if (matches.size() == 1) return matches.front();
-  if (matches.empty()) throw Error(fmt::format("runs: no run {} in {}", id, runs_dir));
-  throw Error(fmt::format("runs: {} matches {} runs in {}; give more of the id", id,
-                          matches.size(), runs_dir));
+  auto name = match_run_id(names, id, "runs", fmt::format("in {}", runs_dir));
+  if (!name) throw Error(fmt::format("runs: no run {} in {}", id, runs_dir));
+  return (fs::path(runs_dir) / *name).string();
 }
 
 std::vector<std::string> attempt_verdicts(const std::string& run_dir) {

@@ -1,6 +1,6 @@
 #pragma once
 // Run records on disk: ./.ezpz/runs/<id>/ (or --runs-dir, EZPZ_RUNS_DIR) with
-// run.json, plan.json, hostfile and attempt-N/{output.log,verdict.json}.
+// run.json, plan.json, hostfile, lock and attempt-N/{output.log,verdict.json}.
 // Only this user can read them (0700): a job's output may hold what it should not.
 #include <chrono>
 #include <optional>
@@ -17,8 +17,16 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
 
 class RunRecorder {
  public:
-  // Creates RUNS_DIR/ID. Throws Error naming the directory when it cannot.
-  RunRecorder(const std::string& runs_dir, const std::string& id);
+  // Creates RUNS_DIR/ID exclusively (mkdir): when another launch already took
+  // the id, the next of run_id_choice, a bounded number of times. Then takes the
+  // run's lock (RUNS_DIR/ID/lock, held until destruction or ezpz's death).
+  // Throws Error naming the directory when it cannot create one.
+  RunRecorder(const std::string& runs_dir, const std::string& base_id);
+  ~RunRecorder();
+  RunRecorder(RunRecorder&& other) noexcept;  // the lock goes with it
+  RunRecorder& operator=(RunRecorder&&) = delete;
+  // The run's id: `base_id`, or the choice that was free.
+  const std::string& id() const { return id_; }
   const std::string& directory() const { return directory_; }
   // Creates attempt-N and returns its path.
   std::string attempt_directory(int attempt) const;
@@ -26,14 +34,25 @@ class RunRecorder {
   void write(const std::string& relative, const std::string& text) const;
 
  private:
+  void lock();
+  std::string id_;
   std::string directory_;
+  int lock_fd_ = -1;
 };
 
-// Every readable run under `runs_dir`, newest first; none when it does not exist.
-std::vector<RunSummary> list_runs(const std::string& runs_dir);
+// Whether a run's ezpz still holds its lock; nullopt when there is no lock file
+// or this filesystem cannot flock.
+std::optional<bool> lock_held(const std::string& run_dir);
 
-// The directory of the run whose id is `id` or starts with it. Throws Error
-// when none or several match.
+// One run's summary and where it stands (run_state, judged from this host).
+// Throws Error naming the file when run.json is missing or damaged.
+ListedRun read_run(const std::string& run_dir);
+
+// Every readable run under `runs_dir`, newest first; none when it does not exist.
+std::vector<ListedRun> list_runs(const std::string& runs_dir);
+
+// The directory of the run whose id is `id` or starts with it (match_run_id).
+// Throws Error when none or several match.
 std::string find_run(const std::string& runs_dir, const std::string& id);
 
 // The verdict.json texts of a run's attempts, in attempt order.
