@@ -459,6 +459,24 @@ ProcessOptions capturing(const std::string& record = "") {
   return options;
 }
 
+// A captured run with ezpz's own stdout and stderr in files: what it passed on, and the outcome.
+struct CapturedRun {
+  ezpz::sys::RunOutcome outcome;
+  std::string out;
+  std::string err;
+};
+
+CapturedRun run_captured(const TempDir& dir, const ProcessOptions& options,
+                         const std::string& script) {
+  CapturedFd out_file(dir, "out", STDOUT_FILENO);
+  CapturedFd err_file(dir, "err", STDERR_FILENO);
+  CapturedRun run;
+  run.outcome = ProcessExecutor(base_env(), options).run_for_outcome(shell(script));
+  run.out = read_text_file(out_file.path());
+  run.err = read_text_file(err_file.path());
+  return run;
+}
+
 TEST_CASE("captured output still reaches ezpz's stdout and stderr, and the record holds both",
           "[executor][capture]") {
   TempDir dir;
@@ -615,18 +633,8 @@ TEST_CASE("the record stops at its limit with one line saying so; the console ge
   ProcessOptions options = capturing(record);
   options.output_record_limit = 100000;
   options.tail_bytes = 1000;
-  ezpz::sys::RunOutcome outcome;
-  std::string out;
-  std::string err;
-  {
-    CapturedFd out_file(dir, "out", STDOUT_FILENO);
-    CapturedFd err_file(dir, "err", STDERR_FILENO);
-    outcome = ProcessExecutor(base_env(), options)
-                  .run_for_outcome(shell(
-                      "echo start >&2; sleep 0.2; seq 1 300000; sleep 0.2; echo the-end >&2"));
-    out = read_text_file(out_file.path());
-    err = read_text_file(err_file.path());
-  }
+  const auto [outcome, out, err] = run_captured(
+      dir, options, "echo start >&2; sleep 0.2; seq 1 300000; sleep 0.2; echo the-end >&2");
   std::string expected;
   for (int i = 1; i <= 300000; ++i) expected += std::to_string(i) + "\n";
   CHECK(out == expected);
@@ -703,18 +711,8 @@ TEST_CASE("with a record, bulk stdout is spliced and still arrives whole, in ord
   const std::string record = dir.file("output.log");
   ProcessOptions options = capturing(record);
   options.tail_bytes = 1000;
-  ezpz::sys::RunOutcome outcome;
-  std::string out;
-  std::string err;
-  {
-    CapturedFd out_file(dir, "out", STDOUT_FILENO);
-    CapturedFd err_file(dir, "err", STDERR_FILENO);
-    outcome = ProcessExecutor(base_env(), options)
-                  .run_for_outcome(shell("seq 1 300000; echo middle >&2; seq 300001 400000; "
-                                         "echo the-end >&2"));
-    out = read_text_file(out_file.path());
-    err = read_text_file(err_file.path());
-  }
+  const auto [outcome, out, err] = run_captured(
+      dir, options, "seq 1 300000; echo middle >&2; seq 300001 400000; echo the-end >&2");
   std::string expected;
   for (int i = 1; i <= 400000; ++i) expected += std::to_string(i) + "\n";
   CHECK(out == expected);

@@ -195,6 +195,7 @@ void OutputPump::record_failed(int error) {
 }
 
 void OutputPump::record_full() {
+  take_tail_from_record();  // before the note: the tail is the job's output, not ezpz's words
   const std::string note = fmt::format(
       "\n[ezpz: the record stops here: it reached --record-limit ({} bytes); the rest of the "
       "output went only to the console]\n",
@@ -207,12 +208,16 @@ void OutputPump::record_full() {
 }
 
 void OutputPump::stop_recording() {
-  if (spliced_) {  // the tail was the record's end; from here on it is kept in memory
-    tail_ = record_end();
-    spliced_ = false;
-  }
+  take_tail_from_record();
   spliceable_ = false;
   close_fd(record_fd_);
+}
+
+// While stdout is spliced, its tail is the record's end; from here on it is kept in memory.
+void OutputPump::take_tail_from_record() {
+  if (!spliced_) return;
+  tail_ = record_end();
+  spliced_ = false;
 }
 
 std::string OutputPump::record_end() const {

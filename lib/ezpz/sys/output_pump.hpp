@@ -70,6 +70,7 @@ class OutputPump {
   void record_failed(int error);
   void record_full();
   void stop_recording();
+  void take_tail_from_record();
   std::string record_end() const;
   void keep(std::string_view data);
   void keep_tail(std::string_view data);
