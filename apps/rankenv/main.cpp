@@ -23,13 +23,15 @@ namespace {
 
 const char* lookup(const char* name) { return std::getenv(name); }
 
-int connect_to(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(address.sun_path)) return -1;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+int connect_to(const std::string& name) {
+  auto address = ezpz::sys::abstract_address(name);
+  if (!address) {
+    errno = EINVAL;
+    return -1;
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 &&
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address->first), address->second) != 0) {
     const int error = errno;
     ::close(fd);
     errno = error;

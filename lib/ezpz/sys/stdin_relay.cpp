@@ -1,11 +1,14 @@
 #include "ezpz/sys/stdin_relay.hpp"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,30 +38,38 @@ int source_descriptor() {
   return ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 }
 
-int listen_at(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(address.sun_path)) throw Error("stdin relay: socket path too long");
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+// "@ezpz-stdin-<pid>-<64 random bits>": nobody can guess it to connect first, and the peer's
+// user is checked all the same.
+std::string random_name() {
+  std::uint64_t bits = 0;
+  if (::getrandom(&bits, sizeof bits, 0) != sizeof bits) throw relay_error("getrandom");
+  return fmt::format("@ezpz-stdin-{}-{:016x}", ::getpid(), bits);
+}
+
+int listen_at(const std::string& name) {
+  auto address = abstract_address(name);
+  if (!address) throw Error(fmt::format("stdin relay: {:?} is not an abstract socket name", name));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw relay_error("socket");
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(fd, 1) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address->first), address->second) != 0 ||
+      ::listen(fd, 4) != 0) {
     const int error = errno;
     ::close(fd);
     errno = error;
-    throw relay_error(path);
+    throw relay_error(name);
   }
   return fd;
 }
 
+bool same_user(int fd) {
+  ucred peer{};
+  socklen_t size = sizeof peer;
+  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && peer.uid == ::geteuid();
+}
+
 }  // namespace
 
-StdinRelay::StdinRelay() : buffer_(k_buffer) {
-  std::string pattern = "/tmp/ezpz-stdin-XXXXXX";  // short: a socket path has 108 bytes
-  if (::mkdtemp(pattern.data()) == nullptr) throw relay_error("/tmp");
-  directory_ = pattern;
-  socket_path_ = directory_ + "/stdin";
+StdinRelay::StdinRelay() : socket_path_(random_name()), buffer_(k_buffer) {
   listener_ = listen_at(socket_path_);
   if (::pipe2(held_.data(), O_CLOEXEC) != 0) throw relay_error("pipe");
   source_ = source_descriptor();
@@ -66,8 +77,6 @@ StdinRelay::StdinRelay() : buffer_(k_buffer) {
 
 StdinRelay::~StdinRelay() {
   for (int* fd : {&listener_, &rank_, &source_, &held_[0], &held_[1]}) close_fd(*fd);
-  ::unlink(socket_path_.c_str());
-  ::rmdir(directory_.c_str());
 }
 
 void StdinRelay::close_child_end() {
@@ -95,10 +104,14 @@ void StdinRelay::transfer(const std::vector<pollfd>& fds) {
   }
 }
 
-// One connection, rank 0's: no one else is let in once it is there.
+// One connection, rank 0's, from ezpz's own user: no one else is let in once it is there.
 void StdinRelay::accept_rank() {
   rank_ = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (rank_ < 0) return;  // EAGAIN: a connection that went away
+  if (!same_user(rank_)) {
+    close_fd(rank_);
+    return;
+  }
   close_fd(listener_);
   if (source_ < 0) finish_rank();  // nothing to give: EOF at once
 }

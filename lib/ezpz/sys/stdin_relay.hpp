@@ -7,25 +7,48 @@
 // ezpz launch -n 2 -- true` failed 40 times in 100. So the launcher is given a
 // stdin that never has data nor ends (a pipe ezpz holds open until the
 // launcher exits), and rank 0's ezpz-rankenv connects to a Unix socket this
-// relay listens on (EZPZ_STDIN) and takes that as its stdin. The relay copies
+// relay listens on (EZPZ_STDIN) and takes that as its stdin. The socket is
+// abstract (no file to create and remove: cheaper on the launch path), named
+// at random, and only a process of ezpz's own user is let in. The relay copies
 // ezpz's stdin there (nothing from a terminal), and ends it when ezpz's stdin
 // ends: a rank 0 that reads stdin gets all of it and then EOF; one that never
 // reads it, or has exited, costs nothing.
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <array>
+#include <cstddef>
+#include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ezpz::sys {
 
-// The variable that names the relay's socket to ezpz-rankenv.
+// The variable that names the relay's socket to ezpz-rankenv: "@NAME", an
+// abstract socket as ss(8) writes it.
 inline constexpr const char* k_stdin_socket_variable = "EZPZ_STDIN";
+
+// The address of the abstract socket "@NAME" (the @ is sun_path's leading NUL), and its length
+// for bind/connect; nullopt when `name` is not of that form or too long. Inline: ezpz-rankenv
+// links nothing but the rank-variable table.
+inline std::optional<std::pair<sockaddr_un, socklen_t>> abstract_address(std::string_view name) {
+  sockaddr_un address{};
+  if (name.size() < 2 || name.front() != '@' || name.size() > sizeof(address.sun_path)) {
+    return std::nullopt;
+  }
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path + 1, name.data() + 1, name.size() - 1);  // sun_path[0] stays NUL
+  return std::pair{address, static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size())};
+}
 
 class StdinRelay {
  public:
-  // Listens on a socket in a fresh private directory under /tmp (rank 0 runs
-  // on this host). Throws Error when it cannot.
+  // Listens on a fresh abstract socket (rank 0 runs on this host). Throws
+  // Error when it cannot.
   StdinRelay();
   ~StdinRelay();
   StdinRelay(const StdinRelay&) = delete;
@@ -47,7 +70,6 @@ class StdinRelay {
   void write_rank();
   void finish_rank();
 
-  std::string directory_;
   std::string socket_path_;
   int listener_ = -1;
   int rank_ = -1;    // rank 0's connection
