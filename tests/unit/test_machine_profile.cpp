@@ -346,9 +346,18 @@ TEST_CASE("a profile is one YAML document", "[profile]") {
   REQUIRE_THROWS_WITH(
       parse_machine_profile("launcher: pals\n---\nlauncher: hydra\ngpus_per_node: 4\n",
                             "machines/x.yaml"),
-      "machines/x.yaml:3: a second YAML document: a profile is one document (remove the '---')");
-  CHECK(parse_machine_profile("---\nlauncher: pals\n", "machines/x.yaml").launcher == "pals");
-  CHECK(parse_machine_profile("launcher: pals\n...\n", "machines/x.yaml").launcher == "pals");
+      "machines/x.yaml:2: a second YAML document: a profile is one document (remove the '---')");
+  REQUIRE_THROWS_WITH(
+      parse_machine_profile("# c\nlauncher: pals\n...\n\nlauncher: hydra\n", "machines/x.yaml"),
+      "machines/x.yaml:5: a second YAML document: a profile is one document (remove the '---')");
+  CHECK(parse_machine_profile("# c\n---\nlauncher: pals\n", "machines/x.yaml").launcher == "pals");
+  CHECK(parse_machine_profile("launcher: pals\n...\n# end\n", "machines/x.yaml").launcher ==
+        "pals");
+  CHECK(
+      parse_machine_profile("launcher: pals\ndescription: a --- b\n", "machines/x.yaml").launcher ==
+      "pals");
+  CHECK(parse_machine_profile("launcher: pals\nlauncher_args:\n  - '---'\n", "machines/x.yaml")
+            .launcher_args == std::vector<std::string>{"---"});
 }
 
 // A small world for selection: two machines share x3* and differ by PBS_O_HOST.
