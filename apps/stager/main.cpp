@@ -17,6 +17,7 @@
 #include "ezpz/stage/destination.hpp"
 #include "ezpz/stage/source.hpp"
 #include "ezpz/sys/paths.hpp"
+#include "ezpz/text.hpp"
 #include "ezpz/yeet.hpp"
 #include "mpi_comm.hpp"
 #include "progress.hpp"
@@ -427,11 +428,9 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
 
 // Each line of `text` on stderr, after `prefix`.
 void print_lines(std::string_view prefix, std::string_view text) {
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = std::min(text.find('\n', start), text.size());
+  for (std::string_view line : split_lines(text)) {
     std::fprintf(stderr, "%.*s%.*s\n", static_cast<int>(prefix.size()), prefix.data(),
-                 static_cast<int>(end - start), text.data() + start);
-    start = end + 1;
+                 static_cast<int>(line.size()), line.data());
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "ezpz/error.hpp"
 #include "ezpz/files.hpp"
+#include "ezpz/text.hpp"
 
 namespace ezpz {
 
@@ -73,10 +74,8 @@ std::optional<std::string> host_name_problem(std::string_view host) {
                          std::string(1, c));
     }
   }
-  for (std::size_t start = 0; start <= host.size();) {
-    std::size_t end = std::min(host.find('.', start), host.size());
-    if (auto problem = label_problem(host.substr(start, end - start))) return problem;
-    start = end + 1;
+  for (std::string_view label : split(host, '.')) {
+    if (auto problem = label_problem(label)) return problem;
   }
   return std::nullopt;
 }

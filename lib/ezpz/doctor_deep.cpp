@@ -10,6 +10,7 @@
 
 #include "ezpz/allocation.hpp"
 #include "ezpz/doctor_checks.hpp"
+#include "ezpz/text.hpp"
 #include "ezpz/yeet.hpp"
 
 namespace ezpz::doctor {
@@ -44,10 +45,7 @@ void read_allreduce_line(const nlohmann::json& j, NodeReport& r) {
 std::vector<NodeReport> parse_probe_output(std::string_view text) {
   std::vector<NodeReport> reports;
   std::map<std::string, std::size_t, std::less<>> index;  // short host name -> reports[i]
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : split_lines(text)) {
     std::size_t at = line.find('{');
     if (at == std::string_view::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line.substr(at), nullptr, false);

@@ -9,6 +9,7 @@
 
 #include "ezpz/doctor.hpp"
 #include "ezpz/doctor_checks.hpp"
+#include "ezpz/text.hpp"
 #include "ezpz/yeet.hpp"
 
 namespace ezpz::doctor {
@@ -32,11 +33,8 @@ constexpr std::string_view k_trainer = "trainer";
 
 // The JSON line `ezpz-smoke --probe` prints; discarded (is_discarded()) when there is none.
 nlohmann::ordered_json probe_json(std::string_view out) {
-  for (std::size_t start = 0; start < out.size();) {
-    std::size_t end = std::min(out.find('\n', start), out.size());
-    std::string_view line = out.substr(start, end - start);
+  for (std::string_view line : split_lines(out)) {
     if (line.starts_with('{')) return nlohmann::ordered_json::parse(line, nullptr, false);
-    start = end + 1;
   }
   return nlohmann::ordered_json::value_t::discarded;
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
+#include "ezpz/text.hpp"
 
 namespace ezpz {
 
@@ -36,16 +37,6 @@ constexpr std::array<std::string_view, 10> k_secret_parts = {
     "TOKEN", "KEY", "SECRET", "PASS", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "CERT"};
 constexpr std::array<std::string_view, 5> k_secret_words = {"PAT", "PW", "JWT", "PSK", "OTP"};
 
-std::vector<std::string_view> words_of(std::string_view name) {
-  std::vector<std::string_view> words;
-  for (std::size_t start = 0; start <= name.size();) {
-    std::size_t end = std::min(name.find('_', start), name.size());
-    words.push_back(name.substr(start, end - start));
-    start = end + 1;
-  }
-  return words;
-}
-
 }  // namespace
 
 bool is_secret_name(std::string_view name) {
@@ -53,7 +44,7 @@ bool is_secret_name(std::string_view name) {
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   auto contains = [&](std::string_view part) { return upper.find(part) != std::string::npos; };
-  std::vector<std::string_view> words = words_of(upper);
+  std::vector<std::string_view> words = split(upper, '_');
   auto is_word = [&](std::string_view word) {
     return std::find(words.begin(), words.end(), word) != words.end();
   };

@@ -23,6 +23,7 @@
 
 #include "ezpz/batch_script.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/text.hpp"
 
 namespace ezpz {
 namespace {
@@ -488,24 +489,23 @@ constexpr std::array<Field<MachineProfile>, 16> k_profile_fields = {{
 int second_document_line(std::string_view text) {
   bool content = false;
   bool ended = false;
-  int number = 0;
-  for (std::size_t start = 0; start < text.size(); ++number) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  const std::vector<std::string_view> lines = split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
     auto marker = [&](std::string_view m) {
       return line.starts_with(m) &&
              (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r');
     };
     const bool blank = line.find_first_not_of(" \t\r") == std::string_view::npos ||
                        line.front() == '#' || line.front() == '%';
-    if (marker("---") && content) return number + 1;
-    if (marker("..."))
+    if (marker("---")) {
+      if (content) return static_cast<int>(i) + 1;
+    } else if (marker("...")) {
       ended = content;
-    else if (!blank && !marker("---") && ended)
-      return number + 1;
-    else if (!blank && !marker("---"))
+    } else if (!blank) {
+      if (ended) return static_cast<int>(i) + 1;
       content = true;
+    }
   }
   return 0;
 }

@@ -30,6 +30,7 @@
 #include "ezpz/error.hpp"
 #include "ezpz/sys/output_pump.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
+#include "ezpz/text.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -109,15 +110,10 @@ bool is_executable_file(const std::string& path) {
 // Like execvp's search, except that empty entries (historically the current directory) are
 // skipped: a launcher should never be picked up from wherever the user happens to stand.
 std::optional<std::string> search_path(const std::string& name, std::string_view path_list) {
-  std::size_t start = 0;
-  while (start <= path_list.size()) {
-    std::size_t end = std::min(path_list.find(':', start), path_list.size());
-    std::string_view dir = path_list.substr(start, end - start);
-    if (!dir.empty()) {
-      std::string candidate = fmt::format("{}/{}", dir, name);
-      if (is_executable_file(candidate)) return candidate;
-    }
-    start = end + 1;
+  for (std::string_view dir : split(path_list, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = fmt::format("{}/{}", dir, name);
+    if (is_executable_file(candidate)) return candidate;
   }
   return std::nullopt;
 }

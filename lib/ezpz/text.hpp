@@ -1,0 +1,31 @@
+#pragma once
+// Splitting text at a separator: the one loop behind host-name labels, variable-name words,
+// PATH entries and the lines of a file or a program's output. Header-only: ezpz-rankenv, the
+// stager and the fuzz targets link only a few of lib/'s files.
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+namespace ezpz {
+
+// The pieces of `text` between `separator`s, empty ones kept: n separators make n+1 pieces
+// ("a..b" at '.' is "a", "", "b"; "" is one empty piece).
+inline std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> pieces;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find(separator, start), text.size());
+    pieces.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return pieces;
+}
+
+// The lines of `text`: split at '\n', without the empty piece after a final newline (or of
+// an empty text).
+inline std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines = split(text, '\n');
+  if (lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+}  // namespace ezpz
