@@ -385,8 +385,16 @@ std::string regex_problem(std::string_view regex) {
   double product = 1;
   bool in_brackets = false;
   std::vector<bool> group_repeats;  // per open group: does it hold a quantifier?
+  bool after_repeat = false;        // the previous character ended a quantifier
   for (std::size_t i = 0; i < regex.size(); ++i) {
     const char c = regex[i];
+    const bool follows_repeat = after_repeat;
+    after_repeat = !in_brackets && (c == '*' || c == '+' || c == '?' || c == '}');
+    // libstdc++ takes ".++" as a repeat of a repeat, which backtracks as (a+)+ does
+    // (fuzz_machine_profile: a 60 s timeout). "*?" stays: lazy, not a second repeat.
+    if (follows_repeat && !in_brackets && (c == '*' || c == '+' || c == '{')) {
+      return "a repeat of a repeat (as in a++ or a*{2}): matching can take exponential time";
+    }
     if (c == '\\') {
       std::size_t digits = digits_at(regex, i + 1);
       if (digits > 3) return "a back-reference with more than 3 digits";

@@ -242,6 +242,12 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
       {L + "bad_node_patterns:\n  step: '^((\\w+\\s?)*)$'\n",
        "machines/x.yaml:3: bad_node_patterns.step: a repeated group holds a repeat (as in (a+)+): "
        "matching can take exponential time"},
+      {L + "bad_node_patterns:\n  step: '(.+++) died'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a repeat of a repeat (as in a++ or a*{2}): "
+       "matching can take exponential time"},
+      {L + "bad_node_patterns:\n  step: '(x*{2}) died'\n",
+       "machines/x.yaml:3: bad_node_patterns.step: a repeat of a repeat (as in a++ or a*{2}): "
+       "matching can take exponential time"},
       {L + "bad_node_patterns:\n  step: '(a+)+b'\n",
        "machines/x.yaml:3: bad_node_patterns.step: a repeated group holds a repeat (as in (a+)+): "
        "matching can take exponential time"},
