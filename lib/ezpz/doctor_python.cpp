@@ -90,8 +90,10 @@ std::string tidy_library(std::string_view text) {
   return tidy;
 }
 
-// The probe's last JSON line; nullopt when there is none.
-std::optional<Imports> parse_imports(std::string_view out) {
+// The probe's last JSON line; nullopt when there is none, or when a field has
+// the wrong type (a python3 that is not Python: the context block reads this
+// too, outside run_checks' net).
+std::optional<Imports> parse_imports(std::string_view out) try {
   nlohmann::json j = nlohmann::json::value_t::discarded;
   for (std::string_view line : split_lines(out)) {
     if (line.starts_with("{\"python\"")) j = nlohmann::json::parse(line, nullptr, false);
@@ -105,6 +107,8 @@ std::optional<Imports> parse_imports(std::string_view out) {
                  .mpi4py = j.value("mpi4py", ""),
                  .mpi = tidy_library(j.value("mpi", "")),
                  .mpi_error = first_line(j.value("mpi_error", ""))};
+} catch (const nlohmann::json::exception&) {
+  return std::nullopt;
 }
 
 // "/usr/bin/python3: Python 3.11.2, torch 1.13.0; backends gloo, mpi; mpi4py 3.1.4 (Open MPI

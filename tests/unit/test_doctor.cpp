@@ -822,6 +822,13 @@ TEST_CASE("doctor: the ranks' python3 imports torch; its backends and mpi4py", "
        [](Snapshot& s) { s.python.imports = exited("/usr/bin/python3", 0, "hello\n"); },
        {"torch", Status::warn, "/usr/bin/python3 importing torch: printed no probe JSON: \"hello\"",
         by_hand}},
+      {"a JSON line of the wrong shape",
+       [](Snapshot& s) {
+         s.python.imports = exited("/usr/bin/python3", 0, R"({"python": 3, "torch": ["x"]})");
+       },
+       {"torch", Status::warn,
+        R"(/usr/bin/python3 importing torch: printed no probe JSON: "{"python": 3, "torch": ["x"]}")",
+        by_hand}},
   });
 }
 

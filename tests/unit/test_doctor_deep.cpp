@@ -316,6 +316,8 @@ TEST_CASE("doctor report: the context block", "[doctor]") {
                                                 {"torch", "2.1.0"},
                                                 {"launcher", "Slurm 22.05.8 (/usr/bin/srun)"},
                                                 {"python", "/p/venv"}});
+  s.python.imports.out = R"({"python": 3, "torch": 1})";  // not the probe's: no crash
+  CHECK(context_of(s, derive(s))[6] == std::pair<std::string, std::string>{"torch", "-"});
   Snapshot bare;
   bare.hostname = "x1";
   CHECK(context_of(bare, derive(bare)) == ContextList{{"user", "-"},
