@@ -1,6 +1,7 @@
 // `ezpz doctor`'s checks about the job: scheduler, allocation and machine
 // profile; and the runner that calls every check. The launcher check is in
-// doctor_launcher.cpp, checks about this node in doctor_node.cpp.
+// doctor_launcher.cpp, checks about this node in doctor_node.cpp, about the
+// ranks' Python and the module system in doctor_python.cpp.
 #include "ezpz/doctor.hpp"
 
 #include <algorithm>
@@ -319,7 +320,7 @@ struct CheckRow {
 };
 
 // Report order: the job first, then this node.
-const std::array<CheckRow, 10> k_checks = {{
+const std::array<CheckRow, 12> k_checks = {{
     {"scheduler", check_scheduler},
     {"allocation", check_allocation},
     {"profile", check_profile},
@@ -329,6 +330,8 @@ const std::array<CheckRow, 10> k_checks = {{
     {"limits", check_limits},
     {"port", check_port},
     {"python", check_python},
+    {"torch", check_torch},
+    {"modules", check_modules},
     {"tracking", check_tracking},
 }};
 

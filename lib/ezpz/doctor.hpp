@@ -77,12 +77,14 @@ struct PortProbe {
   std::string error;  // bind() failed: "<reason>"
 };
 
-// The active Python environment and the filesystem it lives on.
+// The active Python environment, the filesystem it lives on, and what the
+// python3 the ranks would run can import (python_probe_argv).
 struct PythonProbe {
   std::string python3;                // python3 on PATH; empty when none
   std::string prefix;                 // VIRTUAL_ENV or CONDA_PREFIX; empty when none is active
   std::string error;                  // statfs() of prefix failed: "<prefix>: <reason>"
   std::int64_t filesystem_magic = 0;  // statfs f_type
+  ProgramRun imports;                 // python_probe_argv(python3); not run without python3
 };
 
 struct Snapshot {
@@ -154,6 +156,10 @@ YeetTarget yeet_target(const Env& env);
 
 // The program a dialect runs first ("mpiexec" for pals and hydra, "srun", ...).
 std::string launcher_program(std::string_view dialect);
+
+// What `python3` runs to report on torch, torch.distributed's backends and
+// mpi4py: `python3 -c CODE`, printing one JSON line (see doctor_python.cpp).
+std::vector<std::string> python_probe_argv(const std::string& python3);
 
 // Whether a `.netrc` text has a `machine <host>` entry (its password is never kept).
 bool netrc_has_machine(std::string_view netrc_text, std::string_view host);

@@ -24,6 +24,10 @@ CheckResult check_port(const Snapshot& s, const Derived& d);
 CheckResult check_python(const Snapshot& s, const Derived& d);
 CheckResult check_tracking(const Snapshot& s, const Derived& d);
 
+// About the ranks' Python and the module system: doctor_python.cpp.
+CheckResult check_torch(const Snapshot& s, const Derived& d);
+CheckResult check_modules(const Snapshot& s, const Derived& d);
+
 // Shared wording.
 CheckResult result(std::string_view name, Status status, std::string message,
                    std::string remedy = "");
@@ -35,6 +39,8 @@ std::string list_some(const std::vector<std::string>& items, std::size_t shown =
 std::string describe_launcher(const Snapshot& s);
 // The libtorch version `ezpz-smoke --probe` reported, or "".
 std::string libtorch_version(const ProgramRun& probe);
+// The torch version the ranks' python3 imported, or "".
+std::string torch_version(const Snapshot& s);
 // Why a helper program did not succeed ("exit 1: <first stderr line>", "did not finish
 // within 20 s", ...); empty when it exited 0.
 std::string run_failure(const ProgramRun& run);

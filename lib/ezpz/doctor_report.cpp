@@ -21,6 +21,7 @@ ContextList context_of(const Snapshot& s, const Derived& d) {
     job = fmt::format("{} {}", to_string(*s.scheduler), id.empty() ? "?" : id);
   }
   std::string libtorch = libtorch_version(s.trainer_probe);
+  std::string torch = torch_version(s);
   auto active = first_nonempty(s.env, {"VIRTUAL_ENV", "CONDA_PREFIX"});
   return {
       {"user", s.user.empty() ? "-" : s.user},
@@ -29,6 +30,7 @@ ContextList context_of(const Snapshot& s, const Derived& d) {
       {"job", job},
       {"ezpz", s.ezpz_version},
       {"libtorch", libtorch.empty() ? "-" : libtorch},
+      {"torch", torch.empty() ? "-" : torch},
       {"launcher", describe_launcher(s)},
       {"python", active ? active->second : (s.python.python3.empty() ? "-" : s.python.python3)},
   };

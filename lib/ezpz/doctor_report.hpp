@@ -12,7 +12,7 @@
 namespace ezpz::doctor {
 
 // The context block: (label, value) pairs in display order (user, host,
-// machine, job, ezpz, libtorch, launcher, python).
+// machine, job, ezpz, libtorch, torch, launcher, python).
 using ContextList = std::vector<std::pair<std::string, std::string>>;
 ContextList context_of(const Snapshot& snapshot, const Derived& derived);
 

@@ -42,9 +42,9 @@ doctor plain-json -- --json
 expect_eq "no scheduler: exit 0" 0 "$rc"
 expect_eq "no scheduler: nothing on stderr" "" "$err"
 expect_eq "--json: the checks, in order" \
-  "scheduler allocation profile launcher trainer storage limits port python tracking" \
+  "scheduler allocation profile launcher trainer storage limits port python torch modules tracking" \
   "$(jq -r '[.checks[].name] | join(" ")' <<<"$out")"
-expect_eq "--json: every check has a status, message and remedy" "10" \
+expect_eq "--json: every check has a status, message and remedy" "12" \
   "$(jq '[.checks[] | select((.status | test("^(ok|warn|error)$")) and (.message | length > 0) and has("remedy"))] | length' <<<"$out")"
 expect_eq "--json: no errors" "" "$(jq -r '.checks[] | select(.status == "error") | .name' <<<"$out")"
 expect_eq "scheduler: none" "ok local: this host alone (no PBS or Slurm job variables are set)" \
@@ -85,9 +85,9 @@ expect_eq "text: the context block first" "ezpz doctor
   user      $(id -un)
   host      $host" "$(head -3 <<<"$out")"
 expect_eq "text: one line per check, the name in one column" \
-  "scheduler allocation profile launcher trainer storage limits port python tracking" \
+  "scheduler allocation profile launcher trainer storage limits port python torch modules tracking" \
   "$(grep -E '^  (ok   |WARN |ERROR)  ' <<<"$out" | cut -c10-20 | xargs)"
-expect_eq "text: the summary line" "10 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
+expect_eq "text: the summary line" "12 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
 expect_eq "text: no colour when stdout is not a terminal" "0" "$(grep -c $'\033' <<<"$out")"
 expect_eq "--color always: colour in a pipe, NO_COLOR or not" "1" \
   "$(clean_env NO_COLOR=1 "$EZPZ_BIN" --color always doctor | grep -c $'^  \033\\[32mok   \033\\[0m  scheduler ')"
@@ -128,7 +128,7 @@ expect_eq "broken profile: file:line" \
   "$(check_of profile status) $(check_of profile message)"
 expect_eq "broken profile: remedy" \
   "fix or remove the file: ezpz launch stops at a profile that does not load" "$(check_of profile remedy)"
-expect_eq "broken profile: the other checks still ran" "10" "$(jq '.checks | length' <<<"$out")"
+expect_eq "broken profile: the other checks still ran" "12" "$(jq '.checks | length' <<<"$out")"
 doctor broken-profile-text "EZPZ_MACHINES_PATH=$bad"
 expect_eq "broken profile: text exit 1" 1 "$rc"
 expect_eq "broken profile: text line and remedy" \
@@ -194,6 +194,8 @@ expect_eq "no mpiexec on PATH: remedy" \
 expect_eq "no python3 on PATH: python" \
   "warn no venv or conda environment is active, and no python3 is on PATH" \
   "$(check_of python status) $(check_of python message)"
+expect_eq "no python3 on PATH: torch" "warn no python3 on PATH: ranks that run python3 will not start" \
+  "$(check_of torch status) $(check_of torch message)"
 fake_bin="$scratch/fake-bin"
 mkdir -p "$fake_bin"
 printf '#!/bin/sh\necho "mpirun (Open MPI) 4.1.4"\n' >"$fake_bin/mpiexec"
@@ -230,7 +232,7 @@ expect_eq "--deep without ezpz-probe: exit 1" 1 "$rc"
 expect_eq "--deep without ezpz-probe: the nodes check says so" \
   "error ezpz-probe not found in $alone/ezpz-probe or $alone/../libexec/ezpz/ezpz-probe: build it with MPI (apt-get install libmpich-dev)" \
   "$(check_of nodes status) $(check_of nodes message)"
-expect_eq "--deep without ezpz-probe: the other checks still ran" "11" "$(jq '.checks | length' <<<"$out")"
+expect_eq "--deep without ezpz-probe: the other checks still ran" "13" "$(jq '.checks | length' <<<"$out")"
 expect_eq "--deep without ezpz-probe: no nodes" "null" "$(jq -r .nodes <<<"$out")"
 printf '#!/bin/sh\necho "not json"\n' >"$alone/ezpz-smoke"
 bin="$alone/ezpz" doctor garbled-trainer -- --json

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/world.hpp"
 #include "tests/catch.hpp"
 #include "tests/support/files.hpp"
 
@@ -103,6 +104,42 @@ TEST_CASE("run_probe_launch returns the launch's stdout and removes its file", "
   CHECK_FALSE(std::filesystem::exists(output));
 }
 
+// The probe's Python code itself, run by the python3 on PATH against stand-in torch and mpi4py
+// packages (PYTHONPATH): what it prints, key for key. The stand-in MPI module refuses to load
+// when importing it would call MPI_Init.
+TEST_CASE("the Python probe reports torch, its backends and mpi4py's MPI", "[doctor]") {
+  std::optional<std::string> python3 = sys::find_program("python3", base_env());
+  if (!python3) {
+    WARN("no python3 on PATH: the probe's code is not run");
+    return;
+  }
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("lib/torch"));
+  std::filesystem::create_directories(dir.file("lib/mpi4py"));
+  std::ofstream(dir.file("lib/torch/__init__.py")) << "__version__ = '9.9.9'\n";
+  std::ofstream(dir.file("lib/torch/distributed.py")) << "def is_available(): return True\n"
+                                                         "def is_gloo_available(): return True\n"
+                                                         "def is_nccl_available(): return False\n"
+                                                         "def is_mpi_available(): return True\n";
+  std::ofstream(dir.file("lib/mpi4py/__init__.py"))
+      << "__version__ = '3.1.4'\nclass rc:\n    initialize = True\n    finalize = True\n";
+  std::ofstream(dir.file("lib/mpi4py/MPI.py"))
+      << "import mpi4py\n"
+         "if mpi4py.rc.initialize: raise RuntimeError('MPI_Init at import')\n"
+         "def Get_library_version(): return 'MPICH Version:\\t4.0.2\\n'\n";
+  Env env = base_env();
+  env["PYTHONPATH"] = dir.file("lib");
+  doctor::ProgramRun run = sys::start_program(doctor::python_probe_argv(*python3), env, 20s).get();
+  CHECK(run.exit_code == 0);
+  CHECK(run.err.empty());
+  const std::string rest =
+      R"(", "torch": "9.9.9", "distributed": true, "backends": ["gloo", "mpi"], )"
+      R"("mpi4py": "3.1.4", "mpi": "MPICH Version:\t4.0.2\n"})"
+      "\n";
+  CHECK(run.out.starts_with(R"({"python": "3.)"));
+  CHECK(run.out.ends_with(rest));
+}
+
 TEST_CASE("probe_node measures this node: storage, limits, port, Python, look-ups", "[doctor]") {
   TempDir dir;
   std::filesystem::create_directories(dir.file("venv/bin"));
@@ -110,8 +147,14 @@ TEST_CASE("probe_node measures this node: storage, limits, port, Python, look-up
   write_bytes(dir.file("venv/pyvenv.cfg"), 234);
   ::symlink("python", dir.file("venv/bin/python3").c_str());
   std::ofstream(dir.file("netrc")) << "machine api.wandb.ai\n  login user\n  password s3cr3t\n";
+  // The python3 the ranks would run: first on PATH, given the probe's code as `-c CODE`.
+  std::filesystem::create_directories(dir.file("bin"));
+  std::ofstream(dir.file("bin/python3")) << "#!/bin/sh\n[ \"$1\" = -c ] && echo \"{\\\"python\\\": "
+                                            "\\\"0.0.0\\\", \\\"argc\\\": $#}\"\n";
+  std::filesystem::permissions(dir.file("bin/python3"), std::filesystem::perms::owner_all);
   doctor::Snapshot s;
   s.env = base_env();
+  s.env["PATH"] = dir.file("bin") + ":" + s.env["PATH"];
   s.env["VIRTUAL_ENV"] = dir.file("venv");
   s.env["NETRC"] = dir.file("netrc");
   s.env["MASTER_PORT"] = "0x";  // not a port: the check names it, the probe binds nothing
@@ -132,6 +175,10 @@ TEST_CASE("probe_node measures this node: storage, limits, port, Python, look-up
   CHECK(s.port.error.empty());
   CHECK(s.python.prefix == dir.file("venv"));
   CHECK(s.python.filesystem_magic != 0);
+  CHECK(s.python.python3 == dir.file("bin/python3"));
+  CHECK(s.python.imports.path == dir.file("bin/python3"));
+  CHECK(s.python.imports.exit_code == 0);
+  CHECK(s.python.imports.out == "{\"python\": \"0.0.0\", \"argc\": 2}\n");
   CHECK(s.netrc_has_wandb);
   REQUIRE(s.lookups.size() == 1);
   CHECK(s.lookups[0].result == doctor::HostLookup::Result::resolved);

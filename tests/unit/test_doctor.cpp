@@ -25,6 +25,10 @@ const char* const k_hydra_version =
     "HYDRA build details:\n    Version:                                 4.0.2\n"
     "    Launchers available:                     ssh rsh fork slurm ll lsf sge manual persist\n";
 const char* const k_nodefile = "/var/spool/pbs/aux/1.pbs";
+// What doctor's Python probe prints for Debian's python3-torch.
+const char* const k_imports_debian =
+    R"({"python": "3.11.2", "torch": "1.13.0a0+git74dd6e3", "distributed": true, )"
+    R"("backends": ["gloo", "mpi"]})";
 
 ProgramRun exited(std::string path, int code, std::string out, std::string err = "") {
   ProgramRun run;
@@ -67,6 +71,7 @@ Snapshot healthy() {
               {"locked memory", std::nullopt, std::nullopt}};
   s.port.port = 40000;
   s.python.python3 = "/usr/bin/python3";
+  s.python.imports = exited("/usr/bin/python3", 0, k_imports_debian);
   return s;
 }
 
@@ -107,7 +112,7 @@ void check_rows(const std::vector<Row>& rows) {
     Snapshot s = healthy();
     row.change(s);
     std::vector<CheckResult> results = run_checks(s);
-    REQUIRE(results.size() == 10);
+    REQUIRE(results.size() == 12);
     auto found = std::find_if(results.begin(), results.end(),
                               [&](const CheckResult& r) { return r.name == row.expected.name; });
     REQUIRE(found != results.end());
@@ -115,6 +120,11 @@ void check_rows(const std::vector<Row>& rows) {
     CHECK(found->message == row.expected.message);
     CHECK(found->remedy == row.expected.remedy);
   }
+}
+
+// The probe's JSON line for `python3` with `fields` after "python".
+ProgramRun imports(std::string python3, std::string fields) {
+  return exited(std::move(python3), 0, fmt::format(R"({{"python": "3.11.2"{}}})", fields) + "\n");
 }
 
 }  // namespace
@@ -138,6 +148,9 @@ TEST_CASE("doctor: a healthy job passes every check, in report order", "[doctor]
       {"port", Status::ok, "MASTER_PORT is unset: ezpz picks a free port (like 40000)", ""},
       {"python", Status::ok, "no venv or conda environment is active; python3 is /usr/bin/python3",
        ""},
+      {"torch", Status::ok,
+       "/usr/bin/python3: Python 3.11.2, torch 1.13.0a0+git74dd6e3; backends gloo, mpi", ""},
+      {"modules", Status::ok, "no module system (no module function, LMOD_CMD or MODULESHOME)", ""},
       {"tracking", Status::ok,
        "W&B: no credentials (WANDB_API_KEY, ~/.netrc); runs that log to W&B need wandb login", ""},
   };
@@ -638,6 +651,232 @@ TEST_CASE("doctor: the Python environment and where it lives", "[doctor]") {
   });
 }
 
+TEST_CASE("doctor: the ranks' python3 imports torch; its backends and mpi4py", "[doctor]") {
+  const std::string debian = "/usr/bin/python3: Python 3.11.2, torch 1.13.0a0+git74dd6e3";
+  const std::string by_hand = "run /usr/bin/python3 -c 'import torch' by hand";
+  const std::string mpich = R"(, "mpi4py": "3.1.4", "mpi": "MPICH Version:\t4.0.2\nMPICH )"
+                            R"(Release date:\tThu Apr  7 12:34:45 CDT 2022\n")";
+  check_rows({
+      {"no python3 on PATH",
+       [](Snapshot& s) {
+         s.python.python3.clear();
+         s.python.imports = {};
+       },
+       {"torch", Status::warn, "no python3 on PATH: ranks that run python3 will not start",
+        "activate the environment that has torch (or load its module) before ezpz launch"}},
+      {"a venv without torch",
+       [](Snapshot& s) {
+         s.env["VIRTUAL_ENV"] = "/p/venv";
+         s.python.python3 = "/p/venv/bin/python3";
+         s.python.imports = imports("/p/venv/bin/python3",
+                                    R"(, "error": "ModuleNotFoundError: No module named 'torch'")");
+       },
+       {"torch", Status::warn,
+        "/p/venv/bin/python3: Python 3.11.2; cannot import torch: ModuleNotFoundError: No "
+        "module named 'torch'",
+        "pip install torch into this Python, or activate the environment that has torch before "
+        "ezpz launch"}},
+      {"a torch that cannot load its libraries: the first line",
+       [](Snapshot& s) {
+         s.python.imports =
+             imports("/usr/bin/python3", R"(, "error": "ImportError: libcudart.so.12: cannot open )"
+                                         R"(shared object file\nsecond line")");
+       },
+       {"torch", Status::warn,
+        "/usr/bin/python3: Python 3.11.2; cannot import torch: ImportError: libcudart.so.12: "
+        "cannot open shared object file",
+        "run /usr/bin/python3 -c 'import torch' to see the whole error"}},
+      {"torch without torch.distributed",
+       [](Snapshot& s) {
+         s.python.imports = imports("/usr/bin/python3", R"(, "torch": "2.1.0", "distributed": )"
+                                                        R"(false, "backends": [])");
+       },
+       {"torch", Status::warn,
+        "/usr/bin/python3: Python 3.11.2, torch 2.1.0; torch.distributed is not available in "
+        "this build",
+        "install a torch built with distributed support (pytorch.org's Linux builds are)"}},
+      {"torch.distributed without a backend",
+       [](Snapshot& s) {
+         s.python.imports = imports("/usr/bin/python3", R"(, "torch": "2.1.0", "distributed": )"
+                                                        R"(true, "backends": [])");
+       },
+       {"torch", Status::ok, "/usr/bin/python3: Python 3.11.2, torch 2.1.0; backends none", ""}},
+      {"the profile's backend is missing",
+       on_polaris,
+       {"torch", Status::warn,
+        debian + "; backends gloo, mpi; profile polaris uses backend nccl, "
+                 "which this torch lacks",
+        "activate the environment with this machine's torch build (with nccl), or load its "
+        "module"}},
+      {"the profile's backend is there",
+       [](Snapshot& s) {
+         on_polaris(s);
+         s.python.imports = imports("/usr/bin/python3", R"(, "torch": "2.1.0", "distributed": )"
+                                                        R"(true, "backends": ["gloo", "nccl"])");
+       },
+       {"torch", Status::ok, "/usr/bin/python3: Python 3.11.2, torch 2.1.0; backends gloo, nccl",
+        ""}},
+      {"xccl provided by Intel's oneCCL bindings",
+       [](Snapshot& s) {
+         s.profile_files.push_back({"/m/aurora.yaml",
+                                    "match:\n  hostnames: [\"x*\"]\nscheduler: pbs\nlauncher: "
+                                    "pals\ndevice: xpu\nbackend: xccl\n"});
+         s.python.imports = imports("/usr/bin/python3", R"(, "torch": "2.3.1", "distributed": )"
+                                                        R"(true, "backends": ["gloo", "ccl"])");
+       },
+       {"torch", Status::ok, "/usr/bin/python3: Python 3.11.2, torch 2.3.1; backends gloo, ccl",
+        ""}},
+      {"mpi4py built against MPICH, launched by Hydra",
+       [&](Snapshot& s) {
+         s.python.imports = imports("/usr/bin/python3", R"(, "torch": "2.1.0", "distributed": )"
+                                                        R"(true, "backends": ["gloo"])" +
+                                                            mpich);
+       },
+       {"torch", Status::ok,
+        "/usr/bin/python3: Python 3.11.2, torch 2.1.0; backends gloo; mpi4py 3.1.4 (MPICH "
+        "Version: 4.0.2)",
+        ""}},
+      {"mpi4py built against Open MPI, launched by Hydra",
+       [](Snapshot& s) {
+         s.python.imports = imports(
+             "/usr/bin/python3",
+             R"(, "error": "ModuleNotFoundError: No module named 'torch'", "mpi4py": "3.1.4", )"
+             R"("mpi": "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4\n")");
+       },
+       {"torch", Status::warn,
+        "/usr/bin/python3: Python 3.11.2; mpi4py 3.1.4 (Open MPI v4.1.4); cannot import torch: "
+        "ModuleNotFoundError: No module named 'torch'; mpi4py uses Open MPI, but the hydra "
+        "launcher does not start Open MPI programs (each rank would be alone)",
+        "pip install torch into this Python, or activate the environment that has torch before "
+        "ezpz launch; pass --launcher openmpi, or rebuild mpi4py against the launcher's MPI (pip "
+        "install --no-binary mpi4py mpi4py)"}},
+      {"mpi4py built against Open MPI, launched by srun: not judged",
+       [](Snapshot& s) {
+         s.launcher_flag = "srun";
+         s.python.imports = imports("/usr/bin/python3", R"(, "mpi4py": "3.1.4", "mpi": "Open )"
+                                                        R"(MPI v4.1.4", "torch": "2.1.0", )"
+                                                        R"("distributed": true, "backends": [])");
+       },
+       {"torch", Status::ok,
+        "/usr/bin/python3: Python 3.11.2, torch 2.1.0; backends none; mpi4py 3.1.4 (Open MPI "
+        "v4.1.4)",
+        ""}},
+      {"mpi4py whose MPI does not load",
+       [](Snapshot& s) {
+         s.python.imports =
+             imports("/usr/bin/python3", R"(, "torch": "2.1.0", "distributed": true, )"
+                                         R"("backends": ["gloo"], "mpi4py": "3.1.4",)"
+                                         R"( "mpi_error": "RuntimeError: cannot )"
+                                         R"(load MPI library")");
+       },
+       {"torch", Status::warn,
+        "/usr/bin/python3: Python 3.11.2, torch 2.1.0; backends gloo; mpi4py 3.1.4; mpi4py "
+        "cannot load its MPI: RuntimeError: cannot load MPI library",
+        "load the MPI module mpi4py was built against, or reinstall it: pip install "
+        "--no-binary mpi4py mpi4py"}},
+      {"a venv is active, but PATH's python3 is another",
+       [](Snapshot& s) { with_venv(s, 0xEF53); },
+       {"torch", Status::warn,
+        debian + "; backends gloo, mpi; VIRTUAL_ENV is /p/venv, but the ranks run this "
+                 "python3, first on PATH",
+        "put /p/venv/bin first on PATH (source /p/venv/bin/activate)"}},
+      {"the active conda env's python3 (CONDA_PREFIX with a trailing slash)",
+       [](Snapshot& s) {
+         s.env["CONDA_PREFIX"] = "/opt/conda/";
+         s.python.python3 = "/opt/conda/bin/python3";
+         s.python.imports =
+             imports("/opt/conda/bin/python3",
+                     R"(, "torch": "2.1.0", "distributed": true, "backends": ["nccl"])");
+       },
+       {"torch", Status::ok, "/opt/conda/bin/python3: Python 3.11.2, torch 2.1.0; backends nccl",
+        ""}},
+      {"warnings before the JSON line",
+       [](Snapshot& s) {
+         s.python.imports.out = "{'not': 'it'}\nUserWarning: x\n" + s.python.imports.out;
+       },
+       {"torch", Status::ok, debian + "; backends gloo, mpi", ""}},
+      {"the import hangs",
+       [](Snapshot& s) {
+         s.python.imports = {};
+         s.python.imports.timed_out = true;
+         s.python.imports.timeout_s = 20;
+       },
+       {"torch", Status::warn, "/usr/bin/python3 importing torch: did not finish within 20 s",
+        "a slow import delays every rank: stage the environment to node-local storage (ezpz "
+        "yeet)"}},
+      {"python3 crashes",
+       [](Snapshot& s) {
+         s.python.imports = {};
+         s.python.imports.signal = 11;
+       },
+       {"torch", Status::warn, "/usr/bin/python3 importing torch: died of signal 11", by_hand}},
+      {"python3 cannot start",
+       [](Snapshot& s) {
+         s.python.imports = {};
+         s.python.imports.start_error = "/usr/bin/python3: Permission denied";
+       },
+       {"torch", Status::warn,
+        "/usr/bin/python3 importing torch: could not start: /usr/bin/python3: Permission denied",
+        by_hand}},
+      {"python3 that is not Python",
+       [](Snapshot& s) { s.python.imports = exited("/usr/bin/python3", 0, "hello\n"); },
+       {"torch", Status::warn, "/usr/bin/python3 importing torch: printed no probe JSON: \"hello\"",
+        by_hand}},
+      {"a JSON line of the wrong shape",
+       [](Snapshot& s) {
+         s.python.imports = exited("/usr/bin/python3", 0, R"({"python": 3, "torch": ["x"]})");
+       },
+       {"torch", Status::warn,
+        R"(/usr/bin/python3 importing torch: printed no probe JSON: "{"python": 3, "torch": ["x"]}")",
+        by_hand}},
+  });
+}
+
+TEST_CASE("doctor: a module system with nothing to load is a trap", "[doctor]") {
+  const std::string trap =
+      "MODULEPATH is empty: module load finds nothing, and the job runs whatever python3 is "
+      "left on PATH";
+  const std::string init =
+      "start the job script with #!/bin/bash -l, or source the module system's init script "
+      "($MODULESHOME/init/bash), before module load";
+  check_rows({
+      {"Lmod, MODULEPATH empty",
+       [](Snapshot& s) {
+         s.env["LMOD_CMD"] = "/usr/share/lmod/lmod/libexec/lmod";
+         s.env["MODULESHOME"] = "/usr/share/lmod/lmod";
+         s.env["MODULEPATH"] = "";
+       },
+       {"modules", Status::warn, "Lmod (LMOD_CMD is set), but " + trap, init}},
+      {"an exported module function, MODULEPATH unset",
+       [](Snapshot& s) { s.env["BASH_FUNC_module%%"] = "() {  eval $($LMOD_CMD bash \"$@\")\n}"; },
+       {"modules", Status::warn, "a module shell function (BASH_FUNC_module%% is set), but " + trap,
+        init}},
+      {"MODULEPATH of separators only",
+       [](Snapshot& s) {
+         s.env["MODULESHOME"] = "/usr/share/modules";
+         s.env["MODULEPATH"] = "::";
+       },
+       {"modules", Status::warn, "Environment Modules (MODULESHOME is set), but " + trap, init}},
+      {"Environment Modules with modules loaded",
+       [](Snapshot& s) {
+         s.env["MODULESHOME"] = "/usr/share/modules";
+         s.env["MODULEPATH"] = "/etc/modulefiles::/usr/share/modulefiles";
+         s.env["LOADEDMODULES"] = "gcc/12:openmpi/4.1";
+       },
+       {"modules", Status::ok,
+        "Environment Modules (MODULESHOME is set); MODULEPATH has 2 directories; loaded: "
+        "gcc/12, openmpi/4.1",
+        ""}},
+      {"Lmod, nothing loaded",
+       [](Snapshot& s) {
+         s.env["LMOD_DIR"] = "/usr/share/lmod/lmod/libexec";
+         s.env["MODULEPATH"] = "/opt/modulefiles";
+       },
+       {"modules", Status::ok, "Lmod (LMOD_DIR is set); MODULEPATH has 1 directory; loaded: none",
+        ""}},
+  });
+}
+
 TEST_CASE("doctor: tracking credentials are named, never shown", "[doctor]") {
   check_rows({
       {"API key",
@@ -681,14 +920,14 @@ TEST_CASE("doctor: an exception inside a check is that check's error; the others
   std::vector<std::string> names;
   for (const CheckResult& r : results) names.push_back(r.name);
   CHECK(names == std::vector<std::string>{"scheduler", "allocation", "profile", "launcher",
-                                          "trainer", "storage", "limits", "port", "python",
-                                          "tracking"});
+                                          "trainer", "storage", "limits", "port", "python", "torch",
+                                          "modules", "tracking"});
   CHECK(results[4] == CheckResult{"trainer", Status::error,
                                   "the check itself failed: [json.exception.type_error.302] type "
                                   "must be number, but is string",
                                   "report this as an ezpz bug, with the output of ezpz doctor -v"});
   CHECK(results[0].status == Status::error);
-  CHECK(results[9].status == Status::ok);
+  CHECK(results[11].status == Status::ok);
   CHECK(worst(results) == Status::error);
 }
 

@@ -304,14 +304,20 @@ TEST_CASE("doctor report: the context block", "[doctor]") {
   s.trainer_probe.exit_code = 0;
   s.trainer_probe.out = R"({"libtorch":"1.13.0","devices":{"cpu":1},"backends":["gloo"]})";
   s.profile_files = {{"/m/generic-slurm.yaml", "scheduler: slurm\nlauncher: srun\n"}};
+  s.python.python3 = "/p/venv/bin/python3";
+  s.python.imports.exit_code = 0;
+  s.python.imports.out = R"({"python": "3.11.2", "torch": "2.1.0"})";
   CHECK(context_of(s, derive(s)) == ContextList{{"user", "alice"},
                                                 {"host", "x1"},
                                                 {"machine", "generic-slurm"},
                                                 {"job", "slurm 17"},
                                                 {"ezpz", "0.1.0 (abc)"},
                                                 {"libtorch", "1.13.0"},
+                                                {"torch", "2.1.0"},
                                                 {"launcher", "Slurm 22.05.8 (/usr/bin/srun)"},
                                                 {"python", "/p/venv"}});
+  s.python.imports.out = R"({"python": 3, "torch": 1})";  // not the probe's: no crash
+  CHECK(context_of(s, derive(s))[6] == std::pair<std::string, std::string>{"torch", "-"});
   Snapshot bare;
   bare.hostname = "x1";
   CHECK(context_of(bare, derive(bare)) == ContextList{{"user", "-"},
@@ -320,6 +326,7 @@ TEST_CASE("doctor report: the context block", "[doctor]") {
                                                       {"job", "-"},
                                                       {"ezpz", ""},
                                                       {"libtorch", "-"},
+                                                      {"torch", "-"},
                                                       {"launcher", "-"},
                                                       {"python", "-"}});
 }

@@ -42,6 +42,9 @@ constexpr milliseconds k_version_timeout{5000};
 // (~0.6 s of loading libtorch) and must not outlast it.
 constexpr milliseconds k_lookup_timeout{500};
 constexpr milliseconds k_walk_limit{300};
+// `import torch` from a cold shared filesystem can take seconds; longer than
+// this, and every rank's start is delayed as much (the check says so).
+constexpr milliseconds k_import_timeout{20000};
 
 std::string errno_text(std::string_view where) {
   return fmt::format("{}: {}", where, std::strerror(errno));
@@ -190,9 +193,17 @@ doctor::PortProbe probe_port(const Env& env) {
   }
 }
 
-doctor::PythonProbe probe_python(const Env& env) {
+// What the ranks' python3 imports, started first: with torch it is the slowest
+// probe (over a second here), and every other one runs meanwhile.
+std::optional<std::future<doctor::ProgramRun>> start_imports(const std::string& python3,
+                                                             const Env& env) {
+  if (python3.empty()) return std::nullopt;
+  return start_program(doctor::python_probe_argv(python3), env, k_import_timeout);
+}
+
+doctor::PythonProbe probe_python(const Env& env, std::string python3) {
   doctor::PythonProbe p;
-  p.python3 = find_program("python3", env).value_or("");
+  p.python3 = std::move(python3);
   p.prefix = yeet::default_source(env).value_or("");
   if (p.prefix.empty()) return p;
   struct statfs info {};
@@ -271,6 +282,8 @@ std::vector<doctor::HostLookup> resolve_hosts(const std::vector<std::string>& ho
 }
 
 void probe_node(doctor::Snapshot& s) {
+  std::string python3 = find_program("python3", s.env).value_or("");
+  auto imports = start_imports(python3, s.env);
   auto storage = std::async(std::launch::async, probe_storage, std::cref(s.env));
   std::vector<std::string> hosts = s.allocation ? s.allocation->hosts : std::vector<std::string>{};
   s.lookup_timeout_s = std::chrono::duration<double>(k_lookup_timeout).count();
@@ -279,11 +292,12 @@ void probe_node(doctor::Snapshot& s) {
   auto version = start_launcher_probe(s);
   s.limits = probe_limits();
   s.port = probe_port(s.env);
-  s.python = probe_python(s.env);
+  s.python = probe_python(s.env, python3);
   s.netrc_has_wandb = netrc_has_wandb(s.env);
   if (version) s.launcher_version = version->get();
   s.lookups = lookups.get();
   s.storage = storage.get();
+  if (imports) s.python.imports = imports->get();
 }
 
 ProbeLaunch run_probe_launch(const LaunchPlan& plan, const Env& env, milliseconds timeout,

@@ -2,7 +2,7 @@
 // The probes behind `ezpz doctor`: they look at this node and fill a
 // doctor::Snapshot; lib/ezpz/doctor*.cpp judge it. The slow ones run
 // concurrently, each with a deadline, so doctor takes about as long as its
-// slowest probe (ezpz-smoke loading libtorch).
+// slowest probe (ezpz-smoke loading libtorch, or python3 importing torch).
 #include <chrono>
 #include <future>
 #include <string>
@@ -30,7 +30,8 @@ std::vector<doctor::HostLookup> resolve_hosts(const std::vector<std::string>& ho
 // environment, the command line's choices, the scheduler and the allocation
 // (and started the trainer's probe): profile files, the launcher and its
 // --version, host look-ups, yeet's storage, limits, a port, the Python
-// environment and ~/.netrc. Probes that fail say so in the snapshot.
+// environment and what its python3 imports, and ~/.netrc. Probes that fail
+// say so in the snapshot.
 void probe_node(doctor::Snapshot& snapshot);
 
 // `ezpz doctor --deep`'s probe launch: the plan run like any launch, but
