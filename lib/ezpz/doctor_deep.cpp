@@ -185,13 +185,13 @@ CheckResult summarize(const DeepRun& run, const Picture& p, const std::vector<st
   if (!failed.empty()) {
     return result(
         k_nodes, Status::error,
-        fmt::format("{} of {} nodes failed: {}", failed.size(), p.launched, list_some(failed)),
+        fmt::format("{} of {} failed: {}", failed.size(), plural(p.launched, "node"),
+                    list_some(failed)),
         fmt::format("leave them out: ezpz launch --exclude-file {} ...", run.failed_nodes_file));
   }
-  std::string message = fmt::format(
-      "{} of {} nodes answered and joined the all-reduce; {} GPUs "
-      "each",
-      p.launched - p.missing, p.launched, p.usual_gpus);
+  std::string message =
+      fmt::format("{} of {} answered and joined the all-reduce; {} each", p.launched - p.missing,
+                  plural(p.launched, "node"), plural(p.usual_gpus, "GPU"));
   std::vector<std::string> busy;
   for (const NodeVerdict& node : nodes) {
     if (node.status == Status::warn) busy.push_back(node.host);
