@@ -2,7 +2,8 @@
 // every rank. It trains a small MLP data-parallel over a c10d process group,
 // proves the ranks stayed in step and the loss fell, and leaves metrics.jsonl,
 // report.md and summary.json in --output-dir. Flags are handled here, away
-// from libtorch; the training is in trainer.cpp.
+// from libtorch, from the table `ezpz test` checks them with
+// (lib/ezpz/smoke_flags.cpp); the training is in trainer.cpp.
 #include <malloc.h>
 #include <unistd.h>
 
