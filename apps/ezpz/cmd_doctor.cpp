@@ -17,6 +17,7 @@
 #include "ezpz/log.hpp"
 #include "ezpz/sys/doctor_probes.hpp"
 #include "ezpz/sys/world.hpp"
+#include "ezpz/text.hpp"
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {
@@ -190,7 +191,8 @@ doctor::DeepVerdict judge_probes(const DoctorOptions& o, const Context& context,
   PreparedLaunch prepared = prepare_probes(o, context);
   failed_path = failed_nodes_path(o, context, prepared.context.job_id);
   auto timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
-  log::info("probing {} nodes, at most {:g} s", prepared.planned.hosts.size(), o.timeout_s);
+  log::info("probing {}, at most {:g} s",
+            plural(static_cast<long>(prepared.planned.hosts.size()), "node"), o.timeout_s);
   sys::ProbeLaunch launch =
       sys::run_probe_launch(prepared.planned.plan, context.env, timeout, failed_path + ".out");
   doctor::DeepRun run{prepared.planned.hosts,

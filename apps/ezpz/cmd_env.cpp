@@ -15,6 +15,7 @@ CLI::App* setup_env(CLI::App& app, EnvOptions& o, GlobalOptions& globals) {
   add_verbosity_flags(*cmd, globals);
   add_plan_options(*cmd, o.plan);
   cmd->remove_option(cmd->get_option("--dry-run"));  // env only ever prints
+  cmd->get_option("--json")->description("Print the variables as one JSON object");
   cmd->footer(
       "Examples:\n"
       "  eval \"$(ezpz env)\" && $DIST_LAUNCH python3 train.py\n"

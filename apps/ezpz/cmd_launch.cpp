@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "ezpz/command_check.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/sys/world.hpp"
 
 namespace ezpz {
 
@@ -14,9 +16,10 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
   cmd->prefix_command();
   add_plan_options(*cmd, o.plan);
   add_attempt_options(*cmd, o.attempts);
+  cmd->add_flag("--no-command-check", o.no_command_check,
+                "Do not look for the command on this node before launching (see README)");
   cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
   cmd->footer(
-      "Command: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]\n\n"
       "Examples:\n"
       "  ezpz launch -- python3 train.py --lr 3e-4\n"
       "  ezpz launch -n 8 --ppn 4 -- python3 train.py\n"
@@ -46,11 +49,30 @@ std::vector<std::string> command_words(const LaunchOptions& o) {
   return words;
 }
 
+// The PATH the ranks get: ezpz's own, unless the plan sets one (-x PATH=..., a profile).
+Env ranks_path(const LaunchPlan& plan, const Env& env) {
+  Env path;
+  if (auto it = env.find("PATH"); it != env.end()) path.insert(*it);
+  for (const auto& [name, value] : plan.env) {
+    if (name == "PATH") path.insert_or_assign(name, value);
+  }
+  return path;
+}
+
+// Once here, rather than once per rank in the launcher's words. This node's view: in a
+// multi-node job the others see the same shared filesystems (README: --no-command-check).
+void check_command(const PreparedLaunch& prepared, const Context& context) {
+  const std::string& word = prepared.request.command.front();
+  CommandLookup lookup = sys::look_up_command(word, ranks_path(prepared.planned.plan, context.env));
+  if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
+}
+
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
   PreparedLaunch prepared = prepare_launch(o.plan, command_words(o), context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);
+  if (!o.no_command_check) check_command(prepared, context);
   return run_attempts(o.attempts, prepared, context);
 }
 

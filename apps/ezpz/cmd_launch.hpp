@@ -15,6 +15,7 @@ namespace ezpz {
 struct LaunchOptions {
   PlanOptions plan;
   AttemptOptions attempts;
+  bool no_command_check = false;     // --no-command-check
   std::vector<std::string> command;  // words from the first non-option word, before any "--"
   std::optional<std::vector<std::string>> after_double_dash;
 };

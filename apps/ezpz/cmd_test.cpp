@@ -2,9 +2,10 @@
 // judged by the checks it reports, not by its exit code alone.
 #include "cmd_test.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
-#include "attempt_loop.hpp"
 #include "bundled.hpp"
 #include "ezpz/error.hpp"
 #include "ezpz/smoke_test.hpp"
@@ -16,18 +17,22 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand(
       "test", "Run the bundled libtorch smoke-test trainer on every rank and check it");
   add_verbosity_flags(*cmd, globals);
-  cmd->prefix_command();
   add_plan_options(*cmd, o.plan);
+  add_attempt_options(*cmd, o.attempts);
+  smoke::declare_flags(*cmd, o.trainer, smoke::FlagSet::ezpz_test, "Trainer (ezpz-smoke)");
+  // Unknown words are refused in run_test, in ezpz's words rather than CLI11's.
   cmd->allow_extras();
-  cmd->callback([&o, cmd] { o.trainer_args = cmd->remaining(); });
+  cmd->callback([&o, cmd] {
+    o.trainer_words = smoke::given_flag_words(*cmd);
+    o.extras = cmd->remaining();
+  });
   cmd->footer(
-      "Command: ezpz test [OPTIONS] [TRAINER FLAGS...]\n\n"
-      "Launch options are those of 'ezpz launch'; anything else goes to the trainer\n"
-      "(ezpz-smoke --help lists its flags: --model, --iters, --batch-size, --dtype ...).\n\n"
+      "Launch and supervision options are those of 'ezpz launch'; the trainer's flags may be\n"
+      "mixed with them or follow '--'. They are checked before anything is launched.\n\n"
       "Examples:\n"
       "  ezpz test -n 2                       # 2 local ranks\n"
       "  ezpz test --model debug              # every slot of the allocation, a tiny model\n"
-      "  ezpz test -n 8 --ppn 4 --iters 200 --dtype bf16\n"
+      "  ezpz test -n 8 --ppn 4 --timeout 600 -- --iters 200 --dtype bf16\n"
       "  ezpz test --dry-run -n 2");
   return cmd;
 }
@@ -35,24 +40,58 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
 namespace {
 
 std::vector<std::string> trainer_words(const TestOptions& o) {
-  std::vector<std::string> words = o.trainer_args;
+  if (!o.extras.empty()) {
+    throw Error(fmt::format(
+        "test: {}: not an option of ezpz test nor a trainer flag (ezpz test --help lists both)",
+        o.extras.front()));
+  }
+  std::vector<std::string> words = o.trainer_words;
   if (o.after_double_dash) {
     words.insert(words.end(), o.after_double_dash->begin(), o.after_double_dash->end());
   }
   return words;
 }
 
+// The trainer's outputs: where the user said, else a new outputs/ezpz-test/<time>[-N]
+// (made now, so that two runs in the same second never share one; not under --dry-run,
+// which writes nothing but the hostfile).
+struct OutputDir {
+  std::string path;
+  bool made = false;
+};
+
+OutputDir output_dir(const TestOptions& o, const smoke::SmokeOptions& flags) {
+  if (!flags.output_dir.empty()) return {flags.output_dir};
+  std::string path =
+      fmt::format("{}/{}", sys::current_directory(), smoke_output_dir(std::time(nullptr)));
+  if (o.plan.dry_run) return {path};
+  return {sys::create_new_directory(path), true};
+}
+
+PreparedLaunch prepare(const TestOptions& o, const SmokeCommand& command, const OutputDir& dir,
+                       const Context& context) {
+  try {
+    return prepare_launch(o.plan, command.argv, context);
+  } catch (const Error&) {
+    std::error_code ignored;  // nothing half-written: the directory is still empty
+    if (dir.made) std::filesystem::remove(dir.path, ignored);
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_test(const TestOptions& o, const Context& context) {
-  std::string default_dir =
-      fmt::format("{}/{}", sys::current_directory(), smoke_output_dir(std::time(nullptr)));
-  SmokeCommand command = smoke_command(find_bundled_program(context, "ezpz-smoke",
-                                                 "build it with libtorch (cmake -DEZPZ_WITH_SMOKE=ON)"), trainer_words(o), default_dir);
-  PreparedLaunch prepared = prepare_launch(o.plan, command.argv, context);
+  const std::vector<std::string> words = trainer_words(o);
+  const smoke::SmokeOptions flags = smoke::parse_flags(words);  // before anything is launched
+  const std::string trainer = find_bundled_program(
+      context, "ezpz-smoke", "build it with libtorch (cmake -DEZPZ_WITH_SMOKE=ON)");
+  const OutputDir dir = output_dir(o, flags);
+  const SmokeCommand command = smoke_command(trainer, words, dir.path);
+  PreparedLaunch prepared = prepare(o, command, dir, context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);
   // A run like any launch: recorded in .ezpz/runs (ezpz runs), leftovers stopped.
-  int status = run_attempts(AttemptOptions{}, prepared, context);
+  int status = run_attempts(o.attempts, prepared, context);
   Verdict verdict = judge_smoke_run(
       sys::read_file_if_present(command.output_dir + "/summary.json"), status, command.output_dir);
   std::fflush(stdout);

@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "attempt_loop.hpp"
 #include "context.hpp"
+#include "ezpz/smoke_flags.hpp"
 #include "options.hpp"
 #include "plan_options.hpp"
 
@@ -13,14 +15,19 @@ namespace ezpz {
 
 struct TestOptions {
   PlanOptions plan;
-  std::vector<std::string> trainer_args;  // everything ezpz does not know: the trainer's flags
-  std::optional<std::vector<std::string>> after_double_dash;
+  AttemptOptions attempts;
+  smoke::SmokeOptions trainer;             // the trainer's flags given before "--" (to accept them)
+  std::vector<std::string> trainer_words;  // those flags again, as words for the trainer
+  std::vector<std::string> extras;         // words neither ezpz nor the trainer knows
+  std::optional<std::vector<std::string>> after_double_dash;  // more trainer flags
 };
 
-// Declares `ezpz test` on `app`.
+// Declares `ezpz test` on `app`: launch's options, its supervision options and the
+// trainer's flags, in any order.
 CLI::App* setup_test(CLI::App& app, TestOptions& options, GlobalOptions& globals);
 
-// Launches ezpz-smoke through the launch planner, then prints the verdict.
+// Checks the trainer's flags, launches ezpz-smoke through the launch planner, then
+// prints the verdict.
 int run_test(const TestOptions& options, const Context& context);
 
 }  // namespace ezpz

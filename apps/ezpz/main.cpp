@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   ezpz::setup_completion(app, completion, globals);
   try {
     ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
+    ezpz::apply_aliases(app, line);  // -np, -ppn, -nh
     app.parse(line.ezpz_words);
     launch.after_double_dash = test.after_double_dash = line.after_double_dash;
     submit.after_double_dash = line.after_double_dash;

@@ -2,14 +2,38 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <iterator>
+#include <string_view>
+
 #include <fmt/format.h>
 
+#include "ezpz/cli_docs.hpp"
 #include "ezpz/color.hpp"
 #include "ezpz/log.hpp"
 
 namespace ezpz {
 
+namespace {
+
+// CLI11's usage line with what follows the options (docs::usage_tail): "Usage: ezpz launch
+// [OPTIONS] [--] COMMAND [ARGS...]" rather than a line that leaves the command out.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string usage = CLI::Formatter::make_usage(app, std::move(name));
+    std::string_view tail = docs::usage_tail(app->get_name());
+    if (!tail.empty() && usage.ends_with('\n'))
+      usage.insert(usage.size() - 1, " " + std::string(tail));
+    return usage;
+  }
+};
+
+}  // namespace
+
 void setup_globals(CLI::App& app, GlobalOptions& options) {
+  // Set before the subcommands are declared: each takes its parent's formatter.
+  app.formatter(std::make_shared<UsageFormatter>());
   app.set_version_flag("--version", fmt::format("ezpz {} ({})", EZPZ_VERSION, EZPZ_GIT_HASH));
   add_verbosity_flags(app, options);
   app.require_subcommand(0, 1);
@@ -59,6 +83,54 @@ CommandLine split_command_line(int argc, char** argv) {
   }
   for (int i = end - 1; i >= 1; --i) line.ezpz_words.emplace_back(argv[i]);
   return line;
+}
+
+namespace {
+
+struct Alias {
+  std::string_view typed;
+  const char* option;
+};
+constexpr std::array<Alias, 3> k_aliases = {{
+    {"-np", "--np"},
+    {"-ppn", "--ppn"},
+    {"-nh", "--nhosts"},
+}};
+
+// The option `word` means in `scope`, when it is one of the aliases `scope` has.
+const char* alias_of(const CLI::App& scope, std::string_view word) {
+  for (const Alias& alias : k_aliases) {
+    if (word == alias.typed && scope.get_option_no_throw(alias.option)) return alias.option;
+  }
+  return nullptr;
+}
+
+// Whether `word` is an option of `scope` whose value is the next word.
+bool takes_next_word(const CLI::App& scope, const std::string& word) {
+  if (word.find('=') != std::string::npos) return false;
+  const CLI::Option* option = scope.get_option_no_throw(word);
+  return option != nullptr && option->get_expected_max() > 0;
+}
+
+const CLI::App* subcommand_named(const CLI::App& app, const std::string& word) {
+  auto named = app.get_subcommands([&word](const CLI::App* sub) { return sub->check_name(word); });
+  return named.empty() ? nullptr : named.front();
+}
+
+}  // namespace
+
+void apply_aliases(const CLI::App& app, CommandLine& line) {
+  const CLI::App* scope = &app;
+  // ezpz_words is reversed: the first word is at the back.
+  for (auto word = line.ezpz_words.rbegin(); word != line.ezpz_words.rend(); ++word) {
+    if (const char* option = alias_of(*scope, *word)) *word = option;
+    if (word->size() > 1 && word->front() == '-') {
+      if (takes_next_word(*scope, *word) && std::next(word) != line.ezpz_words.rend()) ++word;
+      continue;
+    }
+    scope = scope == &app ? subcommand_named(app, *word) : nullptr;
+    if (scope == nullptr) return;  // the command's first word
+  }
 }
 
 void apply_globals(const GlobalOptions& options, const Env& env) {

@@ -14,6 +14,7 @@
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/world.hpp"
+#include "ezpz/text.hpp"
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {
@@ -189,8 +190,8 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
   Allocation allocation = read_allocation(scheduler.kind, env, files, host);
   if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
   if (log::enabled(log::Level::debug)) {  // compressing 10,000 names is not free
-    log::debug("allocation: job {}, {} hosts: {}",
-               allocation.job_id.empty() ? "-" : allocation.job_id, allocation.hosts.size(),
+    log::debug("allocation: job {}, {}: {}", allocation.job_id.empty() ? "-" : allocation.job_id,
+               plural(static_cast<long>(allocation.hosts.size()), "host"),
                compress_hostlist(allocation.hosts));
   }
   LoadedProfiles profiles = sys::load_machine_profiles(env);
@@ -225,8 +226,8 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
     request.launcher_args.insert(request.launcher_args.begin(), mpi_args.begin(), mpi_args.end());
   }
   PlannedLaunch planned = plan_launch(request, gathered.inputs);
-  log::debug("layout: {} ranks = {} hosts x {} per host", planned.topology.world_size,
-             planned.topology.nhosts, planned.topology.ppn);
+  log::debug("layout: {} = {} x {} per host", plural(planned.topology.world_size, "rank"),
+             plural(planned.topology.nhosts, "host"), planned.topology.ppn);
   PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
                            gathered.inputs.allocation.job_id};
   return {std::move(planned), std::move(plan_context), std::move(request),

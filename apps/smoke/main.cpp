@@ -2,7 +2,8 @@
 // every rank. It trains a small MLP data-parallel over a c10d process group,
 // proves the ranks stayed in step and the loss fell, and leaves metrics.jsonl,
 // report.md and summary.json in --output-dir. Flags are handled here, away
-// from libtorch; the training is in trainer.cpp.
+// from libtorch, from the table `ezpz test` checks them with
+// (lib/ezpz/smoke_flags.cpp); the training is in trainer.cpp.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -14,57 +15,18 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "ezpz/smoke_test.hpp"
 #include "ezpz/error.hpp"
-#include "options.hpp"
+#include "ezpz/smoke_flags.hpp"
+#include "ezpz/smoke_test.hpp"
 #include "trainer.hpp"
 
 namespace {
 
 using ezpz::smoke::SmokeOptions;
 
-// Flags whose value a --model preset may supply, to tell "given" from "default".
-struct PresetFlags {
-  CLI::Option* layers;
-  CLI::Option* batch_size;
-  CLI::Option* iters;
-};
-
-PresetFlags declare_flags(CLI::App& app, SmokeOptions& o) {
-  app.add_option("--model", o.model, "Preset: debug, s, m, l, xl (default: 784-512-256-128-10)");
-  PresetFlags given{
-      app.add_option("--layers", o.layers, "Hidden layer sizes, e.g. 512,256,128")->delimiter(','),
-      app.add_option("--batch-size", o.batch_size, "Samples per rank per step (default 128)"),
-      app.add_option("--iters", o.iters, "Training steps (default 100; presets 20 or 400)")};
-  app.add_option("--warmup", o.warmup, "Steps left out of the statistics (default 5)");
-  app.add_option("--lr", o.lr, "Adam learning rate (default 1e-3)");
-  app.add_option("--dtype", o.dtype, "fp32 or bf16 (default fp32)");
-  app.add_option("--threads", o.threads, "Compute threads per rank (default 1)");
-  app.add_option("--seed", o.seed, "Base seed; rank r uses seed x (r + 1) (default 1234)");
-  app.add_option("--log-freq", o.log_freq, "Log and record every Nth step (default 1)");
-  app.add_option("--output-dir", o.output_dir,
-                 "Where rank 0 writes metrics.jsonl, report.md, summary.json "
-                 "(default outputs/ezpz-test/<YYYY-MM-DD-HHMMSS>)");
-  app.add_flag("--probe", o.probe, "Print what this libtorch can use as JSON and exit");
-  // Test-only: proves the parameter check catches ranks that drift apart.
-  app.add_option("--perturb-rank", o.perturb_rank)->group("");
-  return given;
-}
-
-// A preset fills what the command line left unsaid.
-void apply_preset(SmokeOptions& o, const PresetFlags& given) {
-  if (o.model.empty()) return;
-  const ezpz::smoke::Preset& preset = ezpz::smoke::find_preset(o.model);
-  if (given.layers->count() == 0) o.layers = preset.layers;
-  if (given.batch_size->count() == 0) o.batch_size = preset.batch_size;
-  if (given.iters->count() == 0) o.iters = preset.iters;
-}
-
-
-void finish_options(SmokeOptions& o, const PresetFlags& given) {
-  apply_preset(o, given);
-  std::vector<std::string> problems = ezpz::smoke::validate(o);
-  if (!problems.empty()) throw ezpz::Error(fmt::format("{}", fmt::join(problems, "; ")));
+// The table's flags, then the default output directory (ezpz test always names one).
+void finish(const CLI::App& app, SmokeOptions& o) {
+  ezpz::smoke::finish_options(app, o);
   if (o.output_dir.empty()) o.output_dir = ezpz::smoke_output_dir(std::time(nullptr));
 }
 
@@ -107,10 +69,10 @@ int main(int argc, char** argv) {
   options.main_entered = std::chrono::steady_clock::now();
   options.started = process_start();
   CLI::App app{"ezpz-smoke: data-parallel libtorch smoke test (run by `ezpz test`)", "ezpz-smoke"};
-  PresetFlags given = declare_flags(app, options);
+  ezpz::smoke::declare_flags(app, options, ezpz::smoke::FlagSet::trainer, "Options");
   try {
     app.parse(argc, argv);
-    finish_options(options, given);
+    finish(app, options);
     if (options.probe) ezpz::smoke::run_probe();
     return ezpz::smoke::run_smoke(options);
   } catch (const CLI::Success& e) {

@@ -213,7 +213,7 @@ std::string command_section(const std::string& path, const CommandDoc& c) {
   for (const OptionDoc& o : c.options) {
     if (o.positional) usage += " " + o.names.front();
   }
-  if (c.takes_command) usage += " [--] COMMAND [ARGS...]";
+  if (!usage_tail(path).empty()) usage += " " + std::string(usage_tail(path));
   std::string out = fmt::format(".SS \"{}\"\n{}\n", roff(usage), roff(c.description));
   for (const OptionDoc& o : c.options) out += option_item(o);
   if (!c.footer.empty()) out += fmt::format(".PP\n.nf\n{}\n.fi\n", roff(c.footer));
@@ -221,6 +221,23 @@ std::string command_section(const std::string& path, const CommandDoc& c) {
 }
 
 }  // namespace
+
+struct UsageTail {
+  std::string_view subcommand;
+  std::string_view tail;
+};
+constexpr std::array<UsageTail, 3> k_usage_tails = {{
+    {"launch", "[--] COMMAND [ARGS...]"},
+    {"submit", "-- COMMAND [ARGS...]"},
+    {"test", "[TRAINER FLAGS...] [-- TRAINER FLAGS...]"},
+}};
+
+std::string_view usage_tail(std::string_view subcommand) {
+  for (const UsageTail& row : k_usage_tails) {
+    if (row.subcommand == subcommand) return row.tail;
+  }
+  return {};
+}
 
 std::string man_page(const CommandDoc& root, const std::string& version) {
   std::string_view summary = root.description;  // "ezpz: launch ..." -> "launch ..."

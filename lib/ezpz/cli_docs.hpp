@@ -3,6 +3,7 @@
 // as --help (apps/ezpz/cmd_completion.cpp reads them out of CLI11). Pure: a tree
 // of plain descriptions in, script or roff text out.
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ezpz::docs {
@@ -22,6 +23,11 @@ struct CommandDoc {
   std::vector<CommandDoc> subcommands;
   bool takes_command = false;  // launch, test, submit: the words after its options are the user's
 };
+
+// What follows [OPTIONS] in a subcommand's usage line, for those whose words after the
+// options are not options ("[--] COMMAND [ARGS...]" for launch); empty for the others.
+// One table for --help's "Usage:" line and the man page.
+std::string_view usage_tail(std::string_view subcommand);
 
 // A bash completion script: subcommands and options at every level, values for
 // options that take known words (--machine asks `ezpz machines list --names`),

@@ -116,7 +116,7 @@ std::vector<std::string> node_faults(const DeepRun& run, const NodeReport& r, co
                                  bytes(r.free_bytes), bytes(run.needed_bytes)));
   }
   if (r.gpus() < p.usual_gpus) {
-    faults.push_back(fmt::format("{} GPUs, most nodes have {}", r.gpus(), p.usual_gpus));
+    faults.push_back(fmt::format("{}, most nodes have {}", plural(r.gpus(), "GPU"), p.usual_gpus));
   }
   // Peers were all there and others finished the all-reduce: this node failed it.
   if (!r.joined && p.missing == 0 && p.joined > 0) faults.push_back("did not join the all-reduce");
@@ -128,8 +128,8 @@ std::string describe_node(const NodeReport& r) {
                        : r.sum == r.size
                            ? fmt::format("all-reduce ok (size {})", r.size)
                            : fmt::format("all-reduce sum {} of size {}", r.sum, r.size);
-  return fmt::format("{} GPUs, {} {} free, load {:.2f} on {} cores, {}", r.gpus(), r.target,
-                     bytes(r.free_bytes), r.load1, r.cores, reduce);
+  return fmt::format("{}, {} {} free, load {:.2f} on {}, {}", plural(r.gpus(), "GPU"), r.target,
+                     bytes(r.free_bytes), r.load1, plural(r.cores, "core"), reduce);
 }
 
 NodeVerdict judge_node(const DeepRun& run, const std::string& host, const NodeReport* r,
@@ -185,13 +185,13 @@ CheckResult summarize(const DeepRun& run, const Picture& p, const std::vector<st
   if (!failed.empty()) {
     return result(
         k_nodes, Status::error,
-        fmt::format("{} of {} nodes failed: {}", failed.size(), p.launched, list_some(failed)),
+        fmt::format("{} of {} failed: {}", failed.size(), plural(p.launched, "node"),
+                    list_some(failed)),
         fmt::format("leave them out: ezpz launch --exclude-file {} ...", run.failed_nodes_file));
   }
-  std::string message = fmt::format(
-      "{} of {} nodes answered and joined the all-reduce; {} GPUs "
-      "each",
-      p.launched - p.missing, p.launched, p.usual_gpus);
+  std::string message =
+      fmt::format("{} of {} answered and joined the all-reduce; {} each", p.launched - p.missing,
+                  plural(p.launched, "node"), plural(p.usual_gpus, "GPU"));
   std::vector<std::string> busy;
   for (const NodeVerdict& node : nodes) {
     if (node.status == Status::warn) busy.push_back(node.host);

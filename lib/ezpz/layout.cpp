@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
+#include "ezpz/text.hpp"
 
 namespace ezpz {
 
@@ -53,10 +54,10 @@ Topology infer_from_nprocs(long nprocs, int available, const SlotsPerHost& slots
   long hosts = std::min<long>(available, (nprocs + slots.count - 1) / slots.count);
   int ppn = divide_evenly(nprocs, hosts, hosts == 1 ? "host" : "hosts");
   if (slots.known && ppn > slots.count) {
-    throw Error(fmt::format(
-        "-n {} is more than the {} slots of {} hosts x {} ({}); pass --ppn to oversubscribe",
-        nprocs, static_cast<long>(available) * slots.count, available, slots.count,
-        slots.source));
+    throw Error(
+        fmt::format("-n {} is more than the {} slots of {} x {} ({}); pass --ppn to oversubscribe",
+                    nprocs, static_cast<long>(available) * slots.count, plural(available, "host"),
+                    slots.count, slots.source));
   }
   if (!slots.known && slots.most_per_host > 0 && ppn > slots.most_per_host) {
     throw Error(

@@ -214,8 +214,9 @@ Rendezvous rendezvous_from_env(const Env& env, const RankInfo& info) {
         info.world_size, (info.world_size + info.local_world_size - 1) / info.local_world_size));
   }
   r.master_addr = "127.0.0.1";
-  r.source = fmt::format("MASTER_ADDR unset: 127.0.0.1, all {} ranks on one host; {}",
-                         info.world_size, port_source);
+  r.source = fmt::format(
+      "MASTER_ADDR unset: 127.0.0.1, {} on one host; {}",
+      info.world_size == 1 ? "1 rank" : fmt::format("all {} ranks", info.world_size), port_source);
   return r;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ezpz/text.hpp"
+
 namespace ezpz {
 
 std::string smoke_output_dir(std::time_t now) {
@@ -15,13 +17,16 @@ std::string smoke_output_dir(std::time_t now) {
 
 SmokeCommand smoke_command(const std::string& trainer, const std::vector<std::string>& args,
                            const std::string& default_output_dir) {
-  SmokeCommand command{{trainer}, default_output_dir};
+  SmokeCommand command{{trainer}, ""};
+  bool chosen = false;
   for (size_t i = 0; i < args.size(); ++i) {
     command.argv.push_back(args[i]);
     if (args[i] == "--output-dir" && i + 1 < args.size()) command.output_dir = args[i + 1];
     if (args[i].rfind("--output-dir=", 0) == 0) command.output_dir = args[i].substr(13);
+    chosen = chosen || args[i].rfind("--output-dir", 0) == 0;
   }
-  if (command.output_dir == default_output_dir) {
+  if (!chosen) {
+    command.output_dir = default_output_dir;
     command.argv.insert(command.argv.end(), {"--output-dir", default_output_dir});
   }
   return command;
@@ -42,10 +47,11 @@ Verdict judge_summary(const nlohmann::json& summary, int exit_status) {
     return failure(fmt::format("the trainer passed its checks but the launch exited {}",
                                exit_status));
   }
-  return {true, fmt::format("ezpz test: PASS: {} ranks, {:.0f} samples/s, final loss {:.4g}, "
+  return {true, fmt::format("ezpz test: PASS: {}, {:.0f} samples/s, final loss {:.4g}, "
                             "report {}",
-                            summary.value("world_size", 0), summary.value("samples_per_s", 0.0),
-                            summary.value("final_loss", 0.0), summary.value("report", ""))};
+                            plural(summary.value("world_size", 0L), "rank"),
+                            summary.value("samples_per_s", 0.0), summary.value("final_loss", 0.0),
+                            summary.value("report", ""))};
 }
 
 }  // namespace

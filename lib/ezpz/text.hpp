@@ -3,6 +3,7 @@
 // PATH entries and the lines of a file or a program's output. Header-only: ezpz-rankenv, the
 // stager and the fuzz targets link only a few of lib/'s files.
 #include <algorithm>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,11 @@ inline std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines = split(text, '\n');
   if (lines.back().empty()) lines.pop_back();
   return lines;
+}
+
+// "1 rank", "2 ranks", "0 hosts": a count and its noun, plural unless the count is 1.
+inline std::string plural(long count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 
 }  // namespace ezpz

@@ -92,10 +92,12 @@ expect_error "bad EZPZ_LOG_LEVEL" 2 "EZPZ_LOG_LEVEL=loud: expected debug, info, 
   EZPZ_LOG_LEVEL=loud -- launch -- true
 expect_error "bad MASTER_PORT" 2 "MASTER_PORT=http: expected a port number 1-65535" -- \
   MASTER_PORT=http -- launch -- true
+# (The command by its path: with no PATH, a bare `true` would be refused first, as a
+# command the ranks cannot find; tests/cli/test_options.sh.)
 expect_error "missing launcher" 127 "mpiexec: launcher not found on PATH" -- \
-  PATH=/nonexistent -- launch -n 1 -- true
+  PATH=/nonexistent -- launch -n 1 -- /bin/true
 expect_error "missing launcher writes no hostfile" 127 "mpiexec: launcher not found on PATH" -- \
-  PATH=/nonexistent "${aurora[@]}" -- launch --exclude x4102c5s2b0n0 -- true
+  PATH=/nonexistent "${aurora[@]}" -- launch --exclude x4102c5s2b0n0 -- /bin/true
 
 # yeet: the source, the destination and its options, checked before any launch.
 mkdir -p "$scratch/env" && : >"$scratch/notes.txt"

@@ -25,9 +25,10 @@ run_test() {
 # expect_passed NAME RANKS STEPS DIR: a PASS verdict for RANKS ranks, STEPS
 # lines in DIR/metrics.jsonl, and a report.
 expect_passed() {
-  local name=$1 ranks=$2 steps=$3 dir=$4
+  local name=$1 ranks=$2 steps=$3 dir=$4 noun=ranks
+  [ "$ranks" -eq 1 ] && noun=rank
   expect_eq "$name: exit status" 0 "$rc"
-  expect_match "$name: verdict" "^ezpz test: PASS: $ranks ranks, [0-9]+ samples/s, final loss [0-9.e+-]+, report $dir/report.md\$" \
+  expect_match "$name: verdict" "^ezpz test: PASS: $ranks $noun, [0-9]+ samples/s, final loss [0-9.e+-]+, report $dir/report.md\$" \
     "$(tail -n 1 <<<"$out")"
   expect_eq "$name: one metrics line per step" "$steps" "$(wc -l <"$dir/metrics.jsonl" 2>/dev/null)"
   expect_true "$name: report.md written" test -s "$dir/report.md"
@@ -58,9 +59,11 @@ expect_eq "a diverged rank fails the run" 1 "$rc"
 expect_match "a diverged rank: verdict names the check" \
   "^ezpz test: FAIL: .*param" "$(tail -n 1 <<<"$out")"
 
-run_test bad-preset -- -n 1 --model huge --output-dir "$scratch/bad"
+# A bad trainer flag is refused by ezpz before any rank starts: one line, not one per rank.
+run_test bad-preset -- -n 2 --model huge --output-dir "$scratch/bad"
 expect_eq "unknown preset: exit status" 2 "$rc"
-expect_match "unknown preset: lists the valid ones" "debug, s, m, l, xl" "$err"
+expect_eq "unknown preset: one line, before the launch" \
+  "ezpz: error: --model huge: unknown preset; expected one of debug, s, m, l, xl" "$err"
 
 # A device this libtorch lacks is a configuration error, named.
 run_test no-cuda TORCH_DEVICE=cuda -- -n 1 --model debug --output-dir "$scratch/no-cuda"

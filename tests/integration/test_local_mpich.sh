@@ -55,15 +55,21 @@ expect_eq "launcher killed by SIGPIPE: ezpz says it was the launcher" \
   "$(grep '^ezpz: attempt' <<<"$err")"
 
 # --- A command that does not exist --------------------------------------------
+# ezpz looks for it once, before the launch: one line, no launcher started.
 run_ezpz nocommand launch -n 2 -- /nonexistent/prog
 expect_eq "missing command: exit status 127, as a shell's" 127 "$rc"
-expect_eq "missing command: one clear line per rank" \
+expect_eq "missing command: one line, before the launch" \
+  "ezpz: error: /nonexistent/prog: no such file" "$err"
+# Without that look-up, each rank says it.
+run_ezpz nocommand launch -n 2 --no-command-check -- /nonexistent/prog
+expect_eq "missing command, not looked for: exit status 127, as a shell's" 127 "$rc"
+expect_eq "missing command, not looked for: one clear line per rank" \
   "ezpz-rankenv: /nonexistent/prog: No such file or directory
 ezpz-rankenv: /nonexistent/prog: No such file or directory" "$(grep '^ezpz-rankenv:' <<<"$err")"
 
 # --- No launcher on PATH (ezpz by absolute path; /bin is /usr/bin here) ------
 mkdir -p "$scratch/emptybin"
-run_ezpz nolauncher PATH="/nonexistent:$scratch/emptybin" launch -n 2 -- true
+run_ezpz nolauncher PATH="/nonexistent:$scratch/emptybin" launch -n 2 -- /bin/true
 expect_eq "no mpiexec on PATH: exit status" 127 "$rc"
 expect_eq "no mpiexec on PATH: the error" "ezpz: error: mpiexec: launcher not found on PATH" "$err"
 expect_eq "no mpiexec on PATH: nothing on stdout" "" "$out"

@@ -130,6 +130,48 @@ TEST_CASE("find_program searches the given PATH", "[world]") {
   }
 }
 
+TEST_CASE("look_up_command: what the ranks' PATH and this directory say", "[world]") {
+  TempDir dir;
+  put_script(dir / "bin/tool", "exit 0\n");
+  put(dir / "work/ddp.py", "print()\n");
+  const Env env{{"PATH", dir / "bin"}};
+  const fs::path before = fs::current_path();
+  fs::current_path(dir / "work");
+  const ezpz::CommandLookup tool = ezpz::sys::look_up_command("tool", env);
+  const ezpz::CommandLookup here = ezpz::sys::look_up_command("ddp.py", env);
+  const ezpz::CommandLookup slash = ezpz::sys::look_up_command("./ddp.py", env);
+  const ezpz::CommandLookup gone = ezpz::sys::look_up_command("./gone", env);
+  fs::current_path(before);
+  CHECK(tool.runnable);
+  CHECK_FALSE(here.runnable);
+  CHECK(here.in_current_dir);
+  CHECK_FALSE(slash.runnable);  // there, but not executable
+  CHECK(slash.exists);
+  CHECK_FALSE(slash.in_current_dir);
+  CHECK_FALSE(gone.exists);
+}
+
+TEST_CASE("create_new_directory never returns one that existed", "[world]") {
+  TempDir dir;
+  const std::string base = dir / "outputs/ezpz-test/2026-01-01-000000";
+  CHECK(ezpz::sys::create_new_directory(base) == base);  // parents made too
+  put(base + "/summary.json", "{}");
+  CHECK(ezpz::sys::create_new_directory(base) == base + "-2");
+  CHECK(ezpz::sys::create_new_directory(base) == base + "-3");
+  CHECK(fs::exists(base + "/summary.json"));  // the first run's outputs untouched
+  CHECK(fs::is_empty(base + "-2"));
+  try {
+    ezpz::sys::create_new_directory(base, 3);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) ==
+          base + ": cannot create the directory: it exists, and so do -2 to -3 after it");
+  }
+  put(dir / "file", "");
+  CHECK_THROWS_WITH(ezpz::sys::create_new_directory(dir / "file/sub"),
+                    dir / "file/sub" + ": cannot create the directory: Not a directory");
+}
+
 TEST_CASE("self_directory is where the test binary is", "[world]") {
   std::string self = ezpz::sys::self_directory();
   CHECK(fs::exists(fs::path(self) / "ezpz_sys_tests"));

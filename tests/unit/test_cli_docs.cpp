@@ -54,5 +54,16 @@ TEST_CASE("man: sections, options and roff escaping", "[docs]") {
   CHECK(contains(page, "\n\\&.starts with a dot\n\\&'and a quote\n"));
 }
 
+TEST_CASE("usage lines name what follows the options", "[docs]") {
+  CHECK(usage_tail("launch") == "[--] COMMAND [ARGS...]");
+  CHECK(usage_tail("submit") == "-- COMMAND [ARGS...]");
+  CHECK(usage_tail("test") == "[TRAINER FLAGS...] [-- TRAINER FLAGS...]");
+  CHECK(usage_tail("env").empty());
+  CommandDoc test{"test", "Run the trainer", "", {}, {}, false};
+  const std::string page = man_page({"ezpz", "ezpz: x", "", {}, {test}, false}, "1");
+  CHECK(
+      contains(page, ".SS \"ezpz test [OPTIONS] [TRAINER FLAGS...] [\\-\\- TRAINER FLAGS...]\"\n"));
+}
+
 }  // namespace
 }  // namespace ezpz::docs

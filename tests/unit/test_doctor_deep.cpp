@@ -104,6 +104,14 @@ TEST_CASE("doctor --deep: every node answers and joins", "[doctor]") {
             "n02 ok 0 GPUs, /tmp 20.0 GiB free, load 0.50 on 8 cores, all-reduce ok (size 2)"});
 }
 
+TEST_CASE("doctor --deep: one node, one GPU, said in the singular", "[doctor]") {
+  DeepVerdict v = judge_nodes(run_on({"n01"}), {node("n01", 1, true, 1)});
+  CHECK(v.check.message == "1 of 1 node answered and joined the all-reduce; 1 GPU each");
+  CHECK(messages(v) == std::vector<std::string>{
+                           "n01 ok 1 GPU, /tmp 20.0 GiB free, load 0.50 on 8 cores, all-reduce ok "
+                           "(size 1)"});
+}
+
 TEST_CASE("doctor --deep: a node that never answers is named, its peers are not", "[doctor]") {
   DeepVerdict v =
       judge_nodes(run_on({"n01", "n02", "n03"}, 1), {node("n01", 0, false), node("n02", 0, false)});

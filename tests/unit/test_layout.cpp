@@ -59,8 +59,13 @@ TEST_CASE("impossible topologies fail with one sentence naming the flags", "[lay
       {{std::nullopt, std::nullopt, 3}, 2, "--nhosts 3 is more than the 2 hosts available"},
       {{std::nullopt, std::nullopt, 2}, 1, "--nhosts 2 is more than the 1 host available"},
       {{13, std::nullopt, std::nullopt}, 2, "-n 13 cannot be split evenly over 2 hosts"},
-      {{48, std::nullopt, std::nullopt}, 2,
+      {{48, std::nullopt, std::nullopt},
+       2,
        "-n 48 is more than the 24 slots of 2 hosts x 12 (machine profile aurora); "
+       "pass --ppn to oversubscribe"},
+      {{13, std::nullopt, std::nullopt},
+       1,
+       "-n 13 is more than the 12 slots of 1 host x 12 (machine profile aurora); "
        "pass --ppn to oversubscribe"},
       {{10, 4, std::nullopt}, 4, "-n 10 cannot be split evenly over 4 ranks per host (--ppn)"},
       {{16, 4, std::nullopt}, 2, "-n 16 at --ppn 4 needs 4 hosts, but 2 are available"},

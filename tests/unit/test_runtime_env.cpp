@@ -155,6 +155,8 @@ TEST_CASE("MASTER_ADDR defaults to loopback only when every rank is on one host"
   CHECK(defaulted.master_addr == "127.0.0.1");
   CHECK(defaulted.master_port == 29500);
   CHECK(defaulted.source == "MASTER_ADDR unset: 127.0.0.1, all 2 ranks on one host; default port");
+  CHECK(rendezvous_from_env({}, RankInfo{0, 1, 0, 1, 0, ""}).source ==
+        "MASTER_ADDR unset: 127.0.0.1, 1 rank on one host; default port");
   CHECK(error_of([&] { rendezvous_from_env({}, two_hosts); }) ==
         "MASTER_ADDR is not set: 4 ranks on 2 hosts need rank 0's host name (ezpz launch sets it)");
   for (const char* port : {"0", "65536", "abc", "-1"}) {

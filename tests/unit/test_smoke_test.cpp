@@ -12,6 +12,8 @@ TEST_CASE("the trainer gets the default output dir unless the user chose one", "
   CHECK(chosen.argv == Words{"/b/ezpz-smoke", "--output-dir", "/mine"});
   CHECK(chosen.output_dir == "/mine");
   CHECK(smoke_command("s", {"--output-dir=/eq"}, "/o").output_dir == "/eq");
+  // The user's directory equal to the default is still said once.
+  CHECK(smoke_command("s", {"--output-dir", "/o"}, "/o").argv == Words{"s", "--output-dir", "/o"});
 }
 
 TEST_CASE("the verdict is PASS only when the summary passed and the launch exited 0",
@@ -46,4 +48,11 @@ TEST_CASE("outputs default to outputs/ezpz-test/<local timestamp>", "[smoke_test
   CHECK(dir[22] == '-');
   CHECK(dir[25] == '-');
   CHECK(dir[28] == '-');
+}
+
+TEST_CASE("one rank is a rank in the verdict", "[smoke_test]") {
+  const std::string passed =
+      R"({"status":"pass","world_size":1,"samples_per_s":100.0,"final_loss":0.5,"report":"/o/r.md"})";
+  CHECK(judge_smoke_run(passed, 0, "/o").line ==
+        "ezpz test: PASS: 1 rank, 100 samples/s, final loss 0.5, report /o/r.md");
 }

@@ -18,6 +18,7 @@
 
 #include "ezpz/error.hpp"
 #include "ezpz/runtime/listener.hpp"
+#include "ezpz/text.hpp"
 
 extern char** environ;
 
@@ -144,8 +145,9 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(const Env& env, const Dist& d)
 #endif
     return make_gloo(env, d, store);
   } catch (const std::exception& error) {
-    throw Error(fmt::format("{} process group of {} ranks (rank {}, MASTER_ADDR={}): {}", d.backend,
-                            d.world_size, d.rank, d.rendezvous.master_addr, torch_message(error)),
+    throw Error(fmt::format("{} process group of {} (rank {}, MASTER_ADDR={}): {}", d.backend,
+                            plural(d.world_size, "rank"), d.rank, d.rendezvous.master_addr,
+                            torch_message(error)),
                 ExitCode::failure);
   }
 }

@@ -29,6 +29,7 @@
 
 #include "ezpz/accelerators.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/run_record.hpp"
 
 extern char** environ;
 
@@ -342,6 +343,21 @@ PathKind path_kind(const std::string& path) {
   return PathKind::missing;
 }
 
+std::string create_new_directory(const std::string& path, int most) {
+  std::error_code error;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  for (int n = 1; n <= most && !error; ++n) {
+    std::string choice = run_id_choice(path, n);
+    if (::mkdir(choice.c_str(), 0777) == 0) return choice;
+    if (errno != EEXIST) error = std::error_code(errno, std::generic_category());
+  }
+  throw Error(fmt::format("{}: cannot create the directory: {}", path,
+                          error ? error.message()
+                                : fmt::format("it exists, and so do -2 to -{} after it", most)),
+              ExitCode::failure);
+}
+
 std::string hostname() {
   char name[HOST_NAME_MAX + 1] = {};
   if (::gethostname(name, sizeof name - 1) != 0) throw system_error("gethostname");
@@ -362,6 +378,15 @@ std::optional<std::string> find_program(const std::string& program, const Env& e
     if (is_executable_file(candidate)) return candidate;
   }
   return std::nullopt;
+}
+
+CommandLookup look_up_command(const std::string& word, const Env& env) {
+  CommandLookup lookup{.word = word, .runnable = find_program(word, env).has_value()};
+  if (lookup.runnable) return lookup;
+  const PathKind kind = path_kind(word);
+  lookup.exists = kind != PathKind::missing;
+  lookup.in_current_dir = kind == PathKind::file && word.find('/') == std::string::npos;
+  return lookup;
 }
 
 std::string self_directory() {

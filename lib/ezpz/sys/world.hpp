@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ezpz/command_check.hpp"
 #include "ezpz/env.hpp"
 #include "ezpz/files.hpp"
 #include "ezpz/machine_profile.hpp"
@@ -40,12 +41,21 @@ std::string current_directory();
 enum class PathKind { missing, directory, file };
 PathKind path_kind(const std::string& path);
 
+// Creates a directory that did not exist (mkdir, exclusive): `path`, or when another
+// run took it, path-2, path-3 ... (run_id_choice), its parents as needed. Returns the one
+// made. Throws Error naming `path` when it cannot (the first `most` names all taken).
+std::string create_new_directory(const std::string& path, int most = 100);
+
 // gethostname(), as the kernel reports it (no DNS look-up: that can take seconds).
 std::string hostname();
 
 // The full path of `program` found on env's PATH (or `program` itself when it
 // contains a '/' and is executable); nullopt when not found.
 std::optional<std::string> find_program(const std::string& program, const Env& env);
+
+// What this node says about a command's first word for ranks whose environment is `env`
+// (find_program's search: the one execvp does when a rank starts it).
+CommandLookup look_up_command(const std::string& word, const Env& env);
 
 // Directory of the running executable (/proc/self/exe), for finding helpers.
 std::string self_directory();

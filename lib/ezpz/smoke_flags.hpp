@@ -1,9 +1,14 @@
 #pragma once
-// ezpz-smoke's settings, filled from the command line by main.cpp and read by
-// the trainer. No libtorch here, so flag handling compiles in a second.
+// ezpz-smoke's flags: one table, read by the trainer (apps/smoke) to parse its
+// command line and by `ezpz test` to accept and check the same flags before it
+// launches anything. No libtorch here, so flag handling compiles in a second.
 #include <chrono>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace ezpz::smoke {
 
@@ -26,6 +31,25 @@ struct SmokeOptions {
   std::chrono::steady_clock::time_point started;       // process start, for time-to-first-step
   std::chrono::steady_clock::time_point main_entered;  // after libtorch's static initialisers
 };
+
+// Which flags to declare: the trainer's own command line has them all; `ezpz test`
+// leaves out --probe, which prints and exits instead of training.
+enum class FlagSet { trainer, ezpz_test };
+
+// Declares the trainer's flags on `app`, filling `options` (under `group` in --help).
+void declare_flags(CLI::App& app, SmokeOptions& options, FlagSet set, const std::string& group);
+
+// After app.parse: a --model preset fills what the command line left unsaid, then
+// every value is checked. Throws Error naming each bad flag, "; "-separated.
+void finish_options(const CLI::App& app, SmokeOptions& options);
+
+// `words` (trainer flags, as the user typed them) parsed and checked as the trainer
+// will: what `ezpz test` runs before launching. Throws Error (usage) with one line.
+SmokeOptions parse_flags(const std::vector<std::string>& words);
+
+// The words of the trainer flags given on `app` (declared by declare_flags), in
+// table order: "--model", "debug", "--layers", "64,32" ...
+std::vector<std::string> given_flag_words(const CLI::App& app);
 
 // A --model preset: the Python ezpz test's layer sizes and batch sizes.
 struct Preset {

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# How ezpz reads its command line: `ezpz test`'s launch, supervision and trainer
+# options in any order, the trainer's flags checked before anything runs; the
+# -np/-ppn/-nh spellings; usage lines; the command looked for once before a
+# launch. A fake ezpz-smoke beside a copy of ezpz records whether it ran.
+source "$(dirname "$0")/lib.sh"
+
+bin="$scratch/bin"
+work="$scratch/work"
+mkdir -p "$bin" "$work"
+cp "$EZPZ_BIN" "$bin/ezpz"
+printf '#!/bin/sh\ntouch "%s/trainer-ran"\n' "$scratch" >"$bin/ezpz-smoke"
+chmod +x "$bin/ezpz-smoke"
+
+# run_ezpz ARGS...: ezpz from $work in a clean env; $out, $err, $rc.
+run_ezpz() {
+  out=$(cd "$work" && clean_env "$bin/ezpz" "$@" 2>"$scratch/stderr"); rc=$?
+  err=$(cat "$scratch/stderr")
+}
+# The trainer's words in a --dry-run line: what follows ezpz-smoke.
+trainer_of() { sed -n "s|.* $bin/ezpz-smoke ||p" <<<"$1"; }
+stamp='[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{6}'
+
+# -n after a trainer flag is ezpz's: today's form keeps working, nothing is swallowed.
+run_ezpz test --model debug -n 2 --dry-run
+expect_eq "test --model debug -n 2: exit status" 0 "$rc"
+expect_match "test --model debug -n 2: 2 ranks" " mpiexec -n 2 -ppn 2 " "$out"
+expect_match "test --model debug -n 2: the trainer gets only its flags" \
+  "^--model debug --output-dir $work/outputs/ezpz-test/$stamp\$" "$(trainer_of "$out")"
+run_ezpz test -n 2 --dry-run -- --iters 8 --model debug --output-dir /o
+expect_eq "trainer flags after --" "--iters 8 --model debug --output-dir /o" "$(trainer_of "$out")"
+run_ezpz test --layers 64,32 -n 1 --dry-run -- --iters 9
+expect_match "trainer flags on both sides of --" "^--layers 64,32 --iters 9 --output-dir " \
+  "$(trainer_of "$out")"
+run_ezpz test --model debug --timeout 60 --idle-timeout 5 --retries 1 --grace 2 --no-record \
+  --runs-dir "$scratch/r" --record-limit 1M -np 2 --dry-run
+expect_eq "every supervision option is accepted: exit status" 0 "$rc"
+expect_eq "every supervision option is accepted: stderr" "" "$err"
+expect_match "-np 2 under test" " mpiexec -n 2 -ppn 2 " "$out"
+expect_true "--dry-run makes no output directory" test ! -e "$work/outputs"
+
+# expect_refused NAME MESSAGE ARGS...: one line, exit 2, the trainer never started,
+# no output directory made.
+expect_refused() {
+  local name=$1 message=$2; shift 2
+  run_ezpz "$@"
+  expect_eq "$name: exit status" 2 "$rc"
+  expect_eq "$name: stderr" "ezpz: error: $message" "$err"
+  expect_eq "$name: stdout" "" "$out"
+  expect_true "$name: the trainer never ran" test ! -e "$scratch/trainer-ran"
+  expect_true "$name: no output directory" test ! -e "$work/outputs"
+}
+expect_refused "unknown preset" "--model huge: unknown preset; expected one of debug, s, m, l, xl" \
+  test -n 2 --model huge
+expect_refused "unknown preset after --" \
+  "--model huge: unknown preset; expected one of debug, s, m, l, xl" test -n 2 -- --model huge
+expect_refused "iters within warm-up" \
+  "--iters 3: must exceed --warmup 5 by at least 2 (the loss check compares steps after warm-up)" \
+  test --iters 3
+expect_refused "neither ezpz's nor the trainer's" \
+  "test: --bogus: not an option of ezpz test nor a trainer flag (ezpz test --help lists both)" \
+  test -n 2 --bogus
+expect_refused "an ezpz option after --" \
+  "-n: not a trainer flag (ezpz test --help lists them)" test -- -n 2
+expect_refused "--probe is not a test" "--probe: not a trainer flag (ezpz test --help lists them)" \
+  test -- --probe
+
+# -np, -ppn and -nh: the spellings of mpiexec and the Python ezpz, before -- only.
+run_ezpz launch -np 2 -ppn 2 --dry-run -- true -np 3
+expect_eq "-np 2 -ppn 2" \
+  "MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 EZPZ_LAUNCHER=hydra mpiexec -n 2 -ppn 2 $bin/ezpz-rankenv true -np 3" \
+  "$out"
+run_ezpz launch -np 2 --dry-run echo -np 3
+expect_match "the command's own -np is its own" " $bin/ezpz-rankenv echo -np 3\$" "$out"
+printf 'n01\nn02\n' >"$scratch/hosts"
+run_ezpz launch --hostfile "$scratch/hosts" -nh 1 -np 2 --dry-run -- true
+expect_match "-nh 1: one host" "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 " "$out"
+run_ezpz yeet -np 2 --dry-run "$scratch/hosts"
+expect_eq "-np where ranks are not chosen: the plain refusal" \
+  "ezpz: error: yeet: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" \
+  "$err"
+
+# Usage lines say what follows the options; env offers no --dry-run.
+expect_eq "launch usage" "Usage: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]" \
+  "$("$EZPZ_BIN" launch --help | grep "^Usage:")"
+expect_eq "test usage" "Usage: ezpz test [OPTIONS] [TRAINER FLAGS...] [-- TRAINER FLAGS...]" \
+  "$("$EZPZ_BIN" test --help | grep "^Usage:")"
+expect_eq "env usage" "Usage: ezpz env [OPTIONS]" "$("$EZPZ_BIN" env --help | grep "^Usage:")"
+expect_eq "env --help never mentions --dry-run" "" "$("$EZPZ_BIN" env --help | grep -e '--dry-run')"
+expect_match "test --help lists the trainer's flags" "--model TEXT +Preset: debug, s, m, l, xl" \
+  "$("$EZPZ_BIN" test --help)"
+
+# The command is looked for once, before the launch: one line, exit 127.
+printf 'print()\n' >"$work/ddp.py"
+run_ezpz launch -n 2 -- ddp.py
+expect_eq "command in this directory: exit status" 127 "$rc"
+expect_eq "command in this directory: one line" \
+  "ezpz: error: ddp.py: command not found on the ranks' PATH; did you mean ./ddp.py or python3 ddp.py?" \
+  "$err"
+run_ezpz launch -n 2 -- train.py
+expect_eq "a .py elsewhere" \
+  "ezpz: error: train.py: command not found on the ranks' PATH; did you mean python3 train.py?" \
+  "$err"
+run_ezpz launch -n 2 -- ./ddp.py
+expect_eq "not executable: exit status" 127 "$rc"
+expect_eq "not executable" \
+  "ezpz: error: ./ddp.py: not an executable file; did you mean python3 ./ddp.py?" "$err"
+run_ezpz launch -n 2 -x PATH=/nowhere -- sh -c true
+expect_eq "the ranks' PATH is the one -x gives them" \
+  "ezpz: error: sh: command not found on the ranks' PATH" "$err"
+# With no launcher on PATH either, which error comes first tells whether ezpz looked.
+mkdir -p "$scratch/empty"
+err=$(cd "$work" && clean_env PATH="$scratch/empty" "$bin/ezpz" launch -n 2 -- ddp.py 2>&1)
+expect_eq "the look-up comes before the launcher's" \
+  "ezpz: error: ddp.py: command not found on the ranks' PATH; did you mean ./ddp.py or python3 ddp.py?" \
+  "$err"
+err=$(cd "$work" && clean_env PATH="$scratch/empty" "$bin/ezpz" launch -n 2 --no-command-check \
+  -- ddp.py 2>&1)
+expect_eq "--no-command-check: no look-up" "ezpz: error: mpiexec: launcher not found on PATH" "$err"
+run_ezpz launch -n 2 --dry-run -- ddp.py
+expect_eq "--dry-run plans without looking" 0 "$rc"
+finish
