@@ -173,8 +173,9 @@ bool wait_for(const Child& child, const sigset_t& waited, int& status) {
 
 std::string host_name() {
   char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
+  if (::gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "?");
+  const char* launcher = std::getenv("EZPZ_LAUNCHER");
+  return ezpz::rank_host(launcher ? launcher : "", lookup, name);
 }
 
 [[noreturn]] void run_as_parent(char** argv) {

@@ -37,6 +37,7 @@ struct LauncherReport {
   bool (*died_of_signal)(std::string_view what);
   std::string_view what_regex = {};
   std::string_view what_prefix = {};  // put before what_regex's number: Open MPI's bare code
+  bool own_words = false;             // ezpz-rankenv's line, not the launcher's
 };
 
 bool srun_signal(std::string_view what) { return !what.starts_with("Exited with exit code"); }
@@ -51,7 +52,14 @@ bool signal_word(std::string_view what) { return what.find("signal") != std::str
 const std::array<LauncherReport, 6> k_launcher_reports = {{
     // ezpz-rankenv (rank_env.hpp's exit_report): rank 1 (pid 7304) on n02: exited with code 1
     {R"(^ezpz-rankenv: rank (\d+) \(pid (\d+)\) on (\S+): ((?:exited with code|killed by signal) .*)$)",
-     3, 1, 2, 4, signal_word},
+     3,
+     1,
+     2,
+     4,
+     signal_word,
+     {},
+     {},
+     true},
     // srun: error: n02: task 1: Killed / tasks 0-3: Exited with exit code 3
     {R"(^srun: error: (\S+): tasks? ([0-9,-]+): (.+)$)", 1, 2, 0, 3, srun_signal},
     // Hydra: =   [RANK 1 ]PID 7304 RUNNING AT n02 / =   EXIT CODE: 9
@@ -119,7 +127,7 @@ std::optional<FailedRank> report_in(std::string_view line, std::string_view next
     if (!r.what_regex.empty() && search(next, c.what_regex, w)) {
       what = std::string(r.what_prefix) + w[1].str();
     }
-    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false};
+    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false, r.own_words};
     rank.died_of_signal = r.died_of_signal(rank.what);
     return rank;
   }
@@ -304,7 +312,9 @@ std::string rank_of_pid(const std::vector<FailedRank>& failed, const FailedRank&
 }
 
 // Fills in what a launcher left out (the rank, from the pid or the placement; the host, from
-// the placement) and keeps one report per rank and host: the first, the cause.
+// the placement) and keeps one report per rank and host, where it first came (the first is the
+// cause), in ezpz-rankenv's words when it has them: the launcher's report (on stdout) and
+// ezpz-rankenv's (on stderr) reach ezpz in either order.
 std::vector<FailedRank> complete(std::vector<FailedRank> failed, const AttemptFacts& f) {
   for (FailedRank& rank : failed) {
     if (rank.ranks.empty() && !rank.pid.empty()) rank.ranks = rank_of_pid(failed, rank);
@@ -315,10 +325,14 @@ std::vector<FailedRank> complete(std::vector<FailedRank> failed, const AttemptFa
   }
   std::vector<FailedRank> kept;
   for (FailedRank& rank : failed) {
-    const bool seen = std::any_of(kept.begin(), kept.end(), [&](const FailedRank& k) {
+    auto seen = std::find_if(kept.begin(), kept.end(), [&](const FailedRank& k) {
       return k.ranks == rank.ranks && same_host(k.host, rank.host);
     });
-    if (!seen) kept.push_back(std::move(rank));
+    if (seen == kept.end()) {
+      kept.push_back(std::move(rank));
+    } else if (rank.own_words && !seen->own_words) {
+      *seen = std::move(rank);
+    }
   }
   return kept;
 }

@@ -54,6 +54,7 @@ struct FailedRank {
   std::string pid;    // Hydra names the process
   std::string what;   // the launcher's words: "Killed", "Exited with exit code 3"
   bool died_of_signal = false;
+  bool own_words = false;  // ezpz-rankenv's report: the rank's own status, kept over a launcher's
   bool operator==(const FailedRank&) const = default;
 };
 

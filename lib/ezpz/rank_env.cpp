@@ -133,6 +133,20 @@ std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view l
   return assignments;
 }
 
+std::string rank_host(std::string_view launcher, EnvLookup lookup, std::string_view fallback) {
+  // Hydra names each proxy's host as its host list does (per proxy, so never stale);
+  // slurmstepd sets the node's Slurm name for each task.
+  constexpr std::array<std::pair<std::string_view, const char*>, 2> k_host_variables = {{
+      {"hydra", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME"},
+      {"srun", "SLURMD_NODENAME"},
+  }};
+  for (const auto& [name, variable] : k_host_variables) {
+    const char* value = name == launcher ? lookup(variable) : nullptr;
+    if (value != nullptr && *value != '\0') return value;
+  }
+  return std::string(fallback);
+}
+
 std::string exit_report(std::string_view rank, long pid, std::string_view host, int status) {
   std::string what;
   if (WIFSIGNALED(status)) {

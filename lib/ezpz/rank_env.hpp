@@ -27,6 +27,11 @@ std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view l
 // nullopt when the list is malformed or shorter.
 std::optional<int> tasks_on_node(std::string_view list, int node);
 
+// The name of this rank's host as ezpz's host list has it: the one the
+// launcher placed it by (Hydra's MPIR_CVAR_CH3_INTERFACE_HOSTNAME, srun's
+// SLURMD_NODENAME), else `fallback` (gethostname's).
+std::string rank_host(std::string_view launcher, EnvLookup lookup, std::string_view fallback);
+
 // What ezpz-rankenv writes on its stderr when its rank fails on its own, and
 // ezpz reads back from the output to name the rank (lib/ezpz/attempts.cpp):
 // "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 1",

@@ -107,27 +107,31 @@ TEST_CASE("rendered commands never show secret values", "[render]") {
 }
 
 namespace {
-const char* hydra_rank_three(const char* name) {
-  static const std::map<std::string, std::string> vars = {{"PMI_RANK", "3"},
-                                                          {"MPI_LOCALRANKID", "1"},
-                                                          {"PMI_SIZE", "4"},
-                                                          {"MPI_LOCALNRANKS", "2"},
-                                                          {"SLURM_PROCID", "7"}};
+using Vars = std::map<std::string, std::string>;
+const char* find_in(const Vars& vars, const char* name) {
   auto it = vars.find(name);
   return it == vars.end() ? nullptr : it->second.c_str();
+}
+
+const char* hydra_rank_three(const char* name) {
+  static const Vars vars = {{"PMI_RANK", "3"},
+                            {"MPI_LOCALRANKID", "1"},
+                            {"PMI_SIZE", "4"},
+                            {"MPI_LOCALNRANKS", "2"},
+                            {"SLURM_PROCID", "7"}};
+  return find_in(vars, name);
 }
 
 // srun -n 3 --ntasks-per-node=2 on 2 nodes, rank 2 on the second: SLURM_NTASKS_PER_NODE is the
 // request (2), the step's list says what each node holds.
 const char* srun_rank_two(const char* name) {
-  static const std::map<std::string, std::string> vars = {{"SLURM_PROCID", "2"},
-                                                          {"SLURM_LOCALID", "0"},
-                                                          {"SLURM_NTASKS", "3"},
-                                                          {"SLURM_NTASKS_PER_NODE", "2"},
-                                                          {"SLURM_STEP_TASKS_PER_NODE", "2,1"},
-                                                          {"SLURM_NODEID", "1"}};
-  auto it = vars.find(name);
-  return it == vars.end() ? nullptr : it->second.c_str();
+  static const Vars vars = {{"SLURM_PROCID", "2"},
+                            {"SLURM_LOCALID", "0"},
+                            {"SLURM_NTASKS", "3"},
+                            {"SLURM_NTASKS_PER_NODE", "2"},
+                            {"SLURM_STEP_TASKS_PER_NODE", "2,1"},
+                            {"SLURM_NODEID", "1"}};
+  return find_in(vars, name);
 }
 }  // namespace
 
@@ -144,6 +148,17 @@ TEST_CASE("rank env gives each host its own local world size", "[rank_env]") {
   CHECK(tasks_on_node("2(x3),1", 4) == std::nullopt);
   CHECK(tasks_on_node("2(x,1", 0) == std::nullopt);
   CHECK(tasks_on_node("", 0) == std::nullopt);
+}
+
+TEST_CASE("ezpz-rankenv names its host as the launcher placed it", "[rank_env]") {
+  auto hydra_on_n02 = [](const char* name) -> const char* {
+    const std::string_view wanted = name;
+    if (wanted == "MPIR_CVAR_CH3_INTERFACE_HOSTNAME") return "n02";
+    return wanted == "SLURMD_NODENAME" ? "stale-batch-host" : nullptr;
+  };
+  CHECK(rank_host("hydra", hydra_on_n02, "vm") == "n02");
+  CHECK(rank_host("srun", hydra_on_n02, "vm") == "stale-batch-host");
+  CHECK(rank_host("pals", hydra_on_n02, "x1000c0s0b0n0") == "x1000c0s0b0n0");
 }
 
 TEST_CASE("ezpz-rankenv's exit report", "[rank_env]") {
