@@ -88,6 +88,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// How much of a failed rank's output is shown under the verdict.
+constexpr std::size_t k_last_lines = 10;
+
 milliseconds to_ms(double seconds) { return milliseconds(static_cast<long long>(seconds * 1000)); }
 double to_s(milliseconds duration) { return std::chrono::duration<double>(duration).count(); }
 
@@ -237,7 +240,8 @@ AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned
                      outcome.output_tail,
                      planned.hosts,
                      planned.topology.ppn,
-                     outcome.launcher_signal};
+                     outcome.launcher_signal,
+                     planned.topology.world_size};
   AttemptVerdict v;
   v.attempt = attempt;
   v.hosts = planned.hosts;
@@ -250,6 +254,10 @@ AttemptVerdict run_one(const Run& run, int attempt, const PlannedLaunch& planned
   if (outcome.to_first_output) v.to_first_output_s = to_s(*outcome.to_first_output);
   v.total_s = to_s(outcome.total);
   v.leftovers = stop_leftovers(run);
+  if (!v.classification.failed.empty()) {
+    v.last_lines = lines_before_failure(outcome.output_tail, k_last_lines);
+    v.output_path = output_path;
+  }
   return v;
 }
 
@@ -278,10 +286,21 @@ bool plan_next(Run& run, AttemptVerdict& v, int retries_left) {
   return true;
 }
 
+// The failed rank's last words under the verdict: what a user looks for first.
+void report_last_lines(const AttemptVerdict& v) {
+  if (v.last_lines.empty()) return;
+  const FailedRank& first = v.classification.failed.front();
+  log::write("ezpz: ",
+             fmt::format("last lines before {} on {} failed{}:", describe_ranks(first), first.host,
+                         v.output_path.empty() ? "" : " (all in " + v.output_path + ")"));
+  for (const std::string& line : v.last_lines) log::write("ezpz: ", "  " + line);
+}
+
 void report(const AttemptVerdict& v, bool failover_mode) {
   if (v.classification.ending == Ending::success) return;
   log::write("ezpz: ", fmt::format("attempt {} ended: {}: {}", v.attempt,
                                    to_string(v.classification.ending), v.classification.reason));
+  report_last_lines(v);
   if (failover_mode && v.next.starts_with("stop")) log::write("ezpz: ", v.next);
 }
 

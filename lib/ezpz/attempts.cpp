@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -34,23 +36,42 @@ struct LauncherReport {
   int host, ranks, pid, what;
   bool (*died_of_signal)(std::string_view what);
   std::string_view what_regex = {};
+  std::string_view what_prefix = {};  // put before what_regex's number: Open MPI's bare code
+  bool own_words = false;             // ezpz-rankenv's line, not the launcher's
 };
 
 bool srun_signal(std::string_view what) { return !what.starts_with("Exited with exit code"); }
 // Hydra prints its block only for a rank that ended abnormally: MPICH 4.0 as
 // "EXIT CODE: 9" (the signal's number), later versions as "KILLED BY SIGNAL: 9 (Killed)".
 bool always(std::string_view) { return true; }
+bool never(std::string_view) {
+  return false;
+}
 bool signal_word(std::string_view what) { return what.find("signal") != std::string_view::npos; }
 
-const std::array<LauncherReport, 4> k_launcher_reports = {{
+const std::array<LauncherReport, 6> k_launcher_reports = {{
+    // ezpz-rankenv (rank_env.hpp's exit_report): rank 1 (pid 7304) on n02: exited with code 1
+    {R"(^ezpz-rankenv: rank (\d+) \(pid (\d+)\) on (\S+): ((?:exited with code|killed by signal) .*)$)",
+     3,
+     1,
+     2,
+     4,
+     signal_word,
+     {},
+     {},
+     true},
     // srun: error: n02: task 1: Killed / tasks 0-3: Exited with exit code 3
     {R"(^srun: error: (\S+): tasks? ([0-9,-]+): (.+)$)", 1, 2, 0, 3, srun_signal},
     // Hydra: =   [RANK 1 ]PID 7304 RUNNING AT n02 / =   EXIT CODE: 9
     {R"(^=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)\s*$)", 3, 1, 2, 0, always,
      R"(^=\s+((?:EXIT CODE|KILLED BY SIGNAL): .*?)\s*$)"},
-    // Open MPI: mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9 (Killed).
+    // Open MPI: mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9
+    // (Killed).
     {R"(process rank (\d+) with PID (\d+) on node (\S+) (exited on signal [^.]*))", 3, 1, 2, 4,
      always},
+    // Open MPI, an exit code: "  Process name: [[10246,1],1]" / "  Exit code:    4" (no host)
+    {R"(^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$)", 0, 1, 0, 0, never,
+     R"(^\s*Exit code:\s*(\d+)\s*$)", "exited with code "},
     // Cray PALS: x1000c0s0b0n0: rank 3 died from signal 9 / rank 3 exited with code 1
     {R"(^(\S+): rank (\d+) (died from signal \d+|exited with code \d+))", 1, 2, 0, 3, signal_word},
 }};
@@ -103,8 +124,10 @@ std::optional<FailedRank> report_in(std::string_view line, std::string_view next
     const LauncherReport& r = *c.report;
     std::string what = group(m, r.what);
     std::cmatch w;
-    if (!r.what_regex.empty() && search(next, c.what_regex, w)) what = w[1].str();
-    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false};
+    if (!r.what_regex.empty() && search(next, c.what_regex, w)) {
+      what = std::string(r.what_prefix) + w[1].str();
+    }
+    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false, r.own_words};
     rank.died_of_signal = r.died_of_signal(rank.what);
     return rank;
   }
@@ -123,22 +146,54 @@ std::vector<FailedRank> failed_ranks(std::string_view output) {
   return ranks;
 }
 
+std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count) {
+  const std::vector<std::string_view> lines = lines_of(output);
+  std::size_t end = 0;
+  while (end < lines.size() &&
+         !report_in(lines[end], end + 1 < lines.size() ? lines[end + 1] : std::string_view())) {
+    ++end;
+  }
+  if (end == lines.size()) return {};
+  std::vector<std::string> before;
+  for (std::size_t i = end; i > 0 && before.size() < count; --i) {
+    if (lines[i - 1].find_first_not_of(" \t\r") != std::string_view::npos) {
+      before.emplace(before.begin(), lines[i - 1]);
+    }
+  }
+  return before;
+}
+
+std::string describe_ranks(const FailedRank& rank) {
+  if (rank.ranks.empty()) return "a rank";
+  return fmt::format(
+      "{} {}", rank.ranks.find_first_of(",-") == std::string::npos ? "rank" : "ranks", rank.ranks);
+}
+
 std::string describe(const FailedRank& rank) {
-  std::string who = rank.ranks.empty() ? "a rank"
-                    : rank.ranks.find_first_of(",-") == std::string::npos
-                        ? fmt::format("rank {}", rank.ranks)
-                        : fmt::format("ranks {}", rank.ranks);
+  std::string who = describe_ranks(rank);
   if (!rank.pid.empty()) who += fmt::format(" (pid {})", rank.pid);
   return fmt::format("{} on {}: {}", who, rank.host, rank.what);
 }
 
-std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host) {
+std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host,
+                          int world_size) {
+  const std::size_t size = world_size > 0 ? static_cast<std::size_t>(world_size) : SIZE_MAX;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     if (short_host_name(hosts[i]) != short_host_name(host)) continue;
     const std::size_t first = i * static_cast<std::size_t>(ppn);
-    return ppn == 1 ? std::to_string(first) : fmt::format("{}-{}", first, first + ppn - 1);
+    const std::size_t last = std::min(first + ppn, size) - 1;  // the last host may hold fewer
+    if (first > last) return "";
+    return first == last ? std::to_string(first) : fmt::format("{}-{}", first, last);
   }
   return "";
+}
+
+std::string host_of_rank(const std::vector<std::string>& hosts, int ppn, std::string_view rank) {
+  std::size_t index = 0;
+  auto [end, error] = std::from_chars(rank.data(), rank.data() + rank.size(), index);
+  if (error != std::errc() || end != rank.data() + rank.size() || ppn < 1) return "";
+  index /= static_cast<std::size_t>(ppn);
+  return index < hosts.size() ? hosts[index] : "";
 }
 
 BadNodeMatcher::BadNodeMatcher(const std::vector<BadNodePattern>& patterns) {
@@ -239,16 +294,58 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
 
 }  // namespace
 
+namespace {
+
+bool same_host(std::string_view a, std::string_view b) {
+  return short_host_name(a) == short_host_name(b);
+}
+
+// The rank a report with only a pid means, from another report of the same process
+// (ezpz-rankenv names rank and pid; MPICH 4.0's Hydra only the pid).
+std::string rank_of_pid(const std::vector<FailedRank>& failed, const FailedRank& rank) {
+  for (const FailedRank& other : failed) {
+    if (!other.ranks.empty() && other.pid == rank.pid && same_host(other.host, rank.host)) {
+      return other.ranks;
+    }
+  }
+  return "";
+}
+
+// Fills in what a launcher left out (the rank, from the pid or the placement; the host, from
+// the placement) and keeps one report per rank and host, where it first came (the first is the
+// cause), in ezpz-rankenv's words when it has them: the launcher's report (on stdout) and
+// ezpz-rankenv's (on stderr) reach ezpz in either order.
+std::vector<FailedRank> complete(std::vector<FailedRank> failed, const AttemptFacts& f) {
+  for (FailedRank& rank : failed) {
+    if (rank.ranks.empty() && !rank.pid.empty()) rank.ranks = rank_of_pid(failed, rank);
+    if (rank.ranks.empty() && f.ppn > 0) {
+      rank.ranks = ranks_on_host(f.hosts, f.ppn, rank.host, f.world_size);
+    }
+    if (rank.host.empty()) rank.host = host_of_rank(f.hosts, f.ppn, rank.ranks);
+  }
+  std::vector<FailedRank> kept;
+  for (FailedRank& rank : failed) {
+    auto seen = std::find_if(kept.begin(), kept.end(), [&](const FailedRank& k) {
+      return k.ranks == rank.ranks && same_host(k.host, rank.host);
+    });
+    if (seen == kept.end()) {
+      kept.push_back(std::move(rank));
+    } else if (rank.own_words && !seen->own_words) {
+      *seen = std::move(rank);
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
 Classification classify_attempt(const AttemptFacts& f, const std::vector<BadNodePattern>& patterns) {
   if (f.interrupted) return signal_ending(f);
   if (f.watchdog == Watchdog::stdout_closed) {
     return {Ending::interrupted, {}, {}, "ezpz's stdout was closed by its reader (SIGPIPE)"};
   }
   if (f.exit_status == 0 && f.watchdog == Watchdog::none) return {Ending::success, {}, {}, "exit status 0"};
-  std::vector<FailedRank> failed = failed_ranks(f.output);
-  for (FailedRank& rank : failed) {
-    if (rank.ranks.empty() && f.ppn > 0) rank.ranks = ranks_on_host(f.hosts, f.ppn, rank.host);
-  }
+  std::vector<FailedRank> failed = complete(failed_ranks(f.output), f);
   // A named bad node explains a hang or a timeout too: it comes first.
   std::vector<std::string> hosts = scrape_bad_hosts(f.output, patterns);
   if (!hosts.empty()) {

@@ -43,15 +43,18 @@ struct AttemptFacts {
   // The launcher process itself died of this signal (0: it exited). Its ranks'
   // statuses died with it: 128+N is then not a rank's.
   int launcher_signal = 0;
+  int world_size = 0;  // the last host may hold fewer than ppn; 0: hosts x ppn
 };
 
-// A rank the launcher reported as failed (srun, Hydra, Open MPI, PALS reports).
+// A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by
+// ezpz-rankenv, which says it for every launcher (rank_env.hpp's exit_report).
 struct FailedRank {
   std::string host;
   std::string ranks;  // "1", "0-3", "0,2"; empty when the launcher did not say
   std::string pid;    // Hydra names the process
   std::string what;   // the launcher's words: "Killed", "Exited with exit code 3"
   bool died_of_signal = false;
+  bool own_words = false;  // ezpz-rankenv's report: the rank's own status, kept over a launcher's
   bool operator==(const FailedRank&) const = default;
 };
 
@@ -59,13 +62,27 @@ struct FailedRank {
 // cause, the rest are usually the job being torn down because of it.
 std::vector<FailedRank> failed_ranks(std::string_view output);
 
+// The last `count` non-blank lines of `output` before its first failure report:
+// the failed rank's last words (a traceback) come just before ezpz-rankenv's
+// line or the launcher's. Empty when no line reports a failure. (Lines of other
+// ranks printed meanwhile are among them: the output is not labelled by rank.)
+std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count);
+
 // "rank 1 on n02: Killed": how logs and error lines name a failed rank.
 std::string describe(const FailedRank& rank);
+// Its ranks alone: "rank 1", "ranks 4-7", "a rank".
+std::string describe_ranks(const FailedRank& rank);
 
-// The ranks a block placement (`ppn` per host, hosts in order) puts on
-// `host`: "2" or "4-7"; empty when the host is not in the list. Fills in the
-// rank for launchers that name only the host and pid (MPICH 4.0's Hydra).
-std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host);
+// The ranks a block placement (`ppn` per host, hosts in order, `world_size`
+// ranks in all; 0: every host full) puts on `host`: "2" or "4-7"; empty when
+// the host is not in the list. Fills in the rank for launchers that name only
+// the host and pid (MPICH 4.0's Hydra).
+std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host,
+                          int world_size = 0);
+
+// The host that placement puts rank `rank` ("5") on; empty when there is none
+// (or `rank` is a range). Fills in the host Open MPI's exit-code report leaves out.
+std::string host_of_rank(const std::vector<std::string>& hosts, int ppn, std::string_view rank);
 
 struct Classification {
   Ending ending = Ending::success;

@@ -130,6 +130,10 @@ std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherI
 
 bool launcher_sets_rank_env(std::string_view dialect) { return dialect == "torchrun"; }
 
+bool launcher_fills_in_order(std::string_view dialect) {
+  return dialect != "torchrun";
+}
+
 bool launcher_takes_hostfile(std::string_view dialect) {
   // torchrun on several hosts is started through Hydra, which reads a hostfile.
   const Dialect* row = find_dialect(dialect);

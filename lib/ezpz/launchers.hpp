@@ -45,6 +45,10 @@ bool launcher_takes_hostfile(std::string_view dialect);
 // Whether the launcher sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
 bool launcher_sets_rank_env(std::string_view dialect);
 
+// Whether the launcher can put fewer ranks on the last host (-n 3 at 2 per host):
+// all but torchrun, whose --nproc_per_node is one count for every host.
+bool launcher_fills_in_order(std::string_view dialect);
+
 // The --cpu-bind value a profile implies for `ppn` ranks per host; empty for none.
 // "list" splits each socket's cores (minus reserved ones) into equal blocks,
 // ranks spread evenly over sockets: Aurora at 12 ranks gives

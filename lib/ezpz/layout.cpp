@@ -48,11 +48,22 @@ int divide_evenly(long total, long parts, std::string_view what) {
   return static_cast<int>(total / parts);
 }
 
+long ceil_div(long total, long parts) {
+  return (total + parts - 1) / parts;
+}
+
+// `total` over `parts`: exactly, or (filling in order) rounded up, the last part holding less.
+int split(long total, long parts, std::string_view what, Fill fill) {
+  if (fill == Fill::evenly) return divide_evenly(total, parts, what);
+  return static_cast<int>(ceil_div(total, parts));
+}
+
 // -n alone: fill hosts at the default ranks per host, using as few hosts as
-// that takes (mpiexec's own fill order), then split evenly.
-Topology infer_from_nprocs(long nprocs, int available, const SlotsPerHost& slots) {
-  long hosts = std::min<long>(available, (nprocs + slots.count - 1) / slots.count);
-  int ppn = divide_evenly(nprocs, hosts, hosts == 1 ? "host" : "hosts");
+// that takes (mpiexec's own fill order), then spread the ranks over them: evenly,
+// or as evenly as ranks per host allow with the last host holding fewer.
+Topology infer_from_nprocs(long nprocs, int available, const SlotsPerHost& slots, Fill fill) {
+  long hosts = std::min<long>(available, ceil_div(nprocs, slots.count));
+  int ppn = split(nprocs, hosts, hosts == 1 ? "host" : "hosts", fill);
   if (slots.known && ppn > slots.count) {
     throw Error(
         fmt::format("-n {} is more than the {} slots of {} x {} ({}); pass --ppn to oversubscribe",
@@ -64,12 +75,26 @@ Topology infer_from_nprocs(long nprocs, int available, const SlotsPerHost& slots
         fmt::format("-n {} is more than this host can hold ({}); pass --ppn to oversubscribe",
                     nprocs, slots.most_source));
   }
-  return {static_cast<int>(hosts), ppn, static_cast<int>(nprocs)};
+  return {static_cast<int>(ceil_div(nprocs, ppn)), ppn, static_cast<int>(nprocs)};
+}
+
+// -n and --nhosts: as many per host as it takes; every host must get a rank.
+int per_host_of(long nprocs, long nhosts, Fill fill) {
+  const std::string_view what = nhosts == 1 ? "host (--nhosts)" : "hosts (--nhosts)";
+  const int ppn = split(nprocs, nhosts, what, fill);
+  if (const long used = ceil_div(nprocs, ppn); used != nhosts) {
+    throw Error(
+        fmt::format("-n {} on --nhosts {} leaves a host with no rank ({} per host fill {} "
+                    "hosts)",
+                    nprocs, nhosts, ppn, used));
+  }
+  return ppn;
 }
 
 }  // namespace
 
-Topology infer_topology(const TopologyRequest& request, int available, const SlotsPerHost& slots) {
+Topology infer_topology(const TopologyRequest& request, int available, const SlotsPerHost& slots,
+                        Fill fill) {
   require_positive(request.nprocs, "-n/--np");
   require_positive(request.ppn, "--ppn");
   require_positive(request.nhosts, "--nhosts");
@@ -85,17 +110,16 @@ Topology infer_topology(const TopologyRequest& request, int available, const Slo
     }
     topology = {static_cast<int>(*nhosts), static_cast<int>(*ppn), static_cast<int>(*np)};
   } else if (np && ppn) {
-    int hosts = divide_evenly(*np, *ppn, "ranks per host (--ppn)");
+    int hosts = split(*np, *ppn, "ranks per host (--ppn)", fill);
     if (hosts > available) {
       throw Error(fmt::format("-n {} at --ppn {} needs {} hosts, but {} {} available", *np, *ppn,
                               hosts, available, available == 1 ? "is" : "are"));
     }
     topology = {hosts, static_cast<int>(*ppn), static_cast<int>(*np)};
   } else if (np && nhosts) {
-    int per_host = divide_evenly(*np, *nhosts, *nhosts == 1 ? "host (--nhosts)" : "hosts (--nhosts)");
-    topology = {static_cast<int>(*nhosts), per_host, static_cast<int>(*np)};
+    topology = {static_cast<int>(*nhosts), per_host_of(*np, *nhosts, fill), static_cast<int>(*np)};
   } else if (np) {
-    topology = infer_from_nprocs(*np, available, slots);
+    topology = infer_from_nprocs(*np, available, slots, fill);
   } else {
     int hosts = static_cast<int>(nhosts.value_or(available));
     int per_host = static_cast<int>(ppn.value_or(slots.count));

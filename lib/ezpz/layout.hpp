@@ -42,9 +42,15 @@ struct TopologyRequest {
   std::optional<long> nhosts;     // -N/--nhosts
 };
 
+// Ranks fill hosts in order, `ppn` each; with `in_order` the last host may
+// hold fewer (-n 3 --ppn 2: 2 + 1), as mpiexec -ppn, srun, PALS and Open MPI
+// place them. `evenly`: every host the same (torchrun's --nproc_per_node is
+// one count for all hosts).
+enum class Fill { in_order, evenly };
+
 struct Topology {
   int nhosts = 1;
-  int ppn = 1;
+  int ppn = 1;  // on every host but the last, which holds world_size - (nhosts-1) x ppn
   int world_size = 1;
   bool operator==(const Topology&) const = default;
 };
@@ -52,7 +58,7 @@ struct Topology {
 // Infers the missing numbers and checks them against `available_hosts` and
 // `slots`. Each error is one sentence naming the flags involved.
 Topology infer_topology(const TopologyRequest& request, int available_hosts,
-                        const SlotsPerHost& slots);
+                        const SlotsPerHost& slots, Fill fill = Fill::in_order);
 
 // Hosts after --exclude/--exclude-file (matched by short name) and --nhosts
 // (the first K). Throws Error when nothing is left.

@@ -40,8 +40,26 @@ std::string choose_hostfile(const std::vector<std::string>& hosts, const std::st
   return path;
 }
 
-std::string master_addr(const std::vector<std::string>& hosts, const MachineProfile& profile) {
-  if (!profile.master_addr.empty()) return profile.master_addr;
+// Rank 0 runs on the first host: this one in a local run, and usually in a batch job too
+// (PBS's mother superior and Slurm's batch host come first).
+bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) {
+  const std::string_view first = short_host_name(hosts.front());
+  return first == "localhost" || (!in.hostname.empty() && first == short_host_name(in.hostname));
+}
+
+bool loopback(std::string_view address) {
+  return address.starts_with("127.") || address == "localhost" || address == "::1";
+}
+
+// Rank 0's address: the first host used. A profile's fixed address wins, except a loopback
+// one (the local profile's) when any rank runs elsewhere (--hostfile without a scheduler):
+// ranks there would rendezvous with themselves.
+std::string master_addr(const std::vector<std::string>& hosts, const PlanInputs& in) {
+  const MachineProfile& profile = in.profile;
+  const bool only_here = hosts.size() == 1 && rank0_is_here(hosts, in);
+  if (!profile.master_addr.empty() && (only_here || !loopback(profile.master_addr))) {
+    return profile.master_addr;
+  }
   if (profile.network_suffix.empty()) return hosts.front();
   return fmt::format("{}{}", short_host_name(hosts.front()), profile.network_suffix);
 }
@@ -86,13 +104,6 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request,
   return env;
 }
 
-// Rank 0 runs on the first host: this one in a local run, and usually in a batch job too
-// (PBS's mother superior and Slurm's batch host come first).
-bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) {
-  const std::string_view first = short_host_name(hosts.front());
-  return first == "localhost" || (!in.hostname.empty() && first == short_host_name(in.hostname));
-}
-
 std::vector<std::string> names_of(const EnvList& env) {
   std::vector<std::string> names;
   for (const auto& [name, value] : env) names.push_back(name);
@@ -106,10 +117,12 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   PlannedLaunch planned;
   planned.launcher = choose_launcher(request, in.profile);
   std::vector<std::string> hosts = select_hosts(in.allocation.hosts, request.excluded);
-  planned.topology = infer_topology(request.topology, static_cast<int>(hosts.size()), in.slots);
+  planned.topology =
+      infer_topology(request.topology, static_cast<int>(hosts.size()), in.slots,
+                     launcher_fills_in_order(planned.launcher) ? Fill::in_order : Fill::evenly);
   hosts.resize(planned.topology.nhosts);
   planned.hosts = hosts;
-  planned.master_addr = master_addr(hosts, in.profile);
+  planned.master_addr = master_addr(hosts, in);
   planned.hostfile = choose_hostfile(hosts, planned.launcher, in, planned.plan.files);
   planned.plan.env = rank_env(planned, request, in);
 

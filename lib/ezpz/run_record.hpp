@@ -28,6 +28,10 @@ struct AttemptVerdict {
   double to_spawn_s = 0;
   std::optional<double> to_first_output_s;
   double total_s = 0;
+  // Printed under the verdict, not written to verdict.json (output.log has them):
+  // the output's last lines before the first failed rank was reported.
+  std::vector<std::string> last_lines = {};
+  std::string output_path = {};  // the attempt's output.log; empty when not recorded
 };
 std::string verdict_json(const AttemptVerdict& verdict);
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
+#include "ezpz/rank_env.hpp"
 
 namespace ezpz::runtime {
 namespace {
@@ -67,25 +68,6 @@ std::optional<int> count_var(const Env& env, std::string_view name, Problems& pr
   return static_cast<int>(*value);
 }
 
-// Expands Slurm's "2(x3),1" into {2, 2, 2, 1}; empty when malformed.
-std::vector<int> expand_tasks_per_node(std::string_view text) {
-  std::vector<int> counts;
-  while (!text.empty()) {
-    std::string_view item = text.substr(0, text.find(','));
-    text.remove_prefix(std::min(text.size(), item.size() + 1));
-    std::string_view repeat = "1";
-    if (auto paren = item.find("(x"); paren != std::string_view::npos && item.back() == ')') {
-      repeat = item.substr(paren + 2, item.size() - paren - 3);
-      item = item.substr(0, paren);
-    }
-    auto count = parse_count(item);
-    auto times = parse_count(repeat);
-    if (!count || !times || *times > 100'000) return {};
-    counts.insert(counts.end(), static_cast<size_t>(*times), static_cast<int>(*count));
-  }
-  return counts;
-}
-
 struct LocalSize {
   std::optional<int> value;
   std::string_view name;  // the variable it came from, for messages
@@ -98,10 +80,7 @@ LocalSize local_size_of(const Env& env, const Family& family, std::optional<int>
   auto list =
       family.local_size_list.empty() ? std::nullopt : get_nonempty(env, family.local_size_list);
   if (list && node) {
-    std::vector<int> counts = expand_tasks_per_node(*list);
-    if (static_cast<size_t>(*node) < counts.size()) {
-      return {counts[static_cast<size_t>(*node)], family.local_size_list};
-    }
+    if (auto count = tasks_on_node(*list, *node)) return {*count, family.local_size_list};
   }
   return {count_var(env, family.local_size, problems), family.local_size};
 }

@@ -23,6 +23,8 @@ for pid in $(live_pids "$job_cmdline"); do
   tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'RANK=1' && rank1=$pid
 done
 expect_true "killed: rank 1 found by its RANK" test -n "$rank1"
+# The pid the launcher knows, and ezpz names: the rank's ezpz-rankenv, its parent.
+rankenv1=$(ps -o ppid= -p "$rank1" | tr -d ' ')
 t0=$(now_ms)
 kill -KILL "$rank1"
 finish_job killed 5
@@ -30,7 +32,7 @@ elapsed=$(($(now_ms) - t0))
 expect_true "killed: ezpz exits within 5 s (took ${elapsed} ms)" test "$elapsed" -lt 5000
 expect_true "killed: non-zero exit ($job_rc)" test "$job_rc" -ne 0
 expect_eq "killed: ezpz names the rank, its pid and host" \
-  "ezpz: attempt 1 ended: bad_node: exit status $job_rc: rank 1 (pid $rank1) on n02: EXIT CODE: 9" \
+  "ezpz: attempt 1 ended: bad_node: exit status $job_rc: rank 1 (pid $rankenv1) on n02: killed by signal 9 (SIGKILL)" \
   "$(grep '^ezpz: attempt' "$scratch/killed.err")"
 expect_job_gone killed
 expect_eq "killed: verdict.json has the failed rank" "1 n02 true" \

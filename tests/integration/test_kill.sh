@@ -38,7 +38,7 @@ expect_match "local: the ranks carry a run id" '^[0-9]{8}-[0-9]{6}-.+-[0-9]+$' "
 
 run_ezpz dry kill --dry-run "$run_id"
 expect_eq "dry run: exit status" 0 "$rc"
-expect_eq "dry run: lists ezpz, the launcher, the proxy and both ranks" 5 \
+expect_eq "dry run: lists ezpz, the launcher, the proxy, both ranks and their ezpz-rankenv" 7 \
   "$(grep -c "^would signal .* (run $run_id): " <<<"$out")"
 expect_eq "dry run: ezpz launch itself first" "(run $run_id): $EZPZ_BIN launch -n 2 -- $sleeper" \
   "$(head -n 1 <<<"$out" | sed 's/^would signal [0-9]* //')"

@@ -33,6 +33,25 @@ run_ezpz exit3 PATH="$record_path" launch -n 2 -- sh -c 'exit $(( RANK == 1 ? 3 
 expect_eq "rank 1 exits 3: the launcher exits 3" 3 "$(recorded_status mpiexec)"
 expect_eq "rank 1 exits 3: ezpz exits 3" 3 "$rc"
 
+# --- A failing rank is named, its last words under the verdict ----------------
+# Hydra names no rank that exits non-zero: before, "exit status 1: the job's own
+# failure" and "failed_ranks": []. ezpz-rankenv reports it; ezpz names it.
+run_ezpz failrank EZPZ_RUNS_DIR="$scratch/runs-failrank" launch -n 2 -- \
+  sh -c 'if [ "$RANK" = 1 ]; then echo "rank 1: loading" >&2; echo "ValueError: boom" >&2; exit 1; fi'
+expect_eq "rank 1 exits 1: exit status" 1 "$rc"
+failrank_run=$(ls -d "$scratch"/runs-failrank/*/)
+failrank_run=${failrank_run%/}
+rankenv_pid=$(sed -n 's/^ezpz-rankenv: rank 1 (pid \([0-9]*\)).*/\1/p' <<<"$err")
+expect_eq "rank 1 exits 1: named by ezpz-rankenv and the verdict, its last lines below" \
+  "ezpz-rankenv: rank 1 (pid $rankenv_pid) on $(hostname): exited with code 1
+ezpz: attempt 1 ended: application_error: exit status 1: rank 1 (pid $rankenv_pid) on $(hostname): exited with code 1
+ezpz: last lines before rank 1 on $(hostname) failed (all in $failrank_run/attempt-1/output.log):
+ezpz:   rank 1: loading
+ezpz:   ValueError: boom" "$(grep -E '^ezpz(-rankenv: rank|: attempt|: last lines|:   )' <<<"$err")"
+expect_eq "rank 1 exits 1: verdict.json names it" \
+  "[{\"ranks\":\"1\",\"host\":\"$(hostname)\",\"pid\":\"$rankenv_pid\",\"what\":\"exited with code 1\",\"died_of_signal\":false}]" \
+  "$(jq -c .failed_ranks "$failrank_run/attempt-1/verdict.json" 2>&1)"
+
 # A rank killed by a signal: the contract says 128+N. Hydra itself reports N
 # or 255 (it varies from run to run); ezpz passes on the launcher's status, or
 # gives 128+N.

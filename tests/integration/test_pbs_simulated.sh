@@ -69,6 +69,31 @@ expect_eq "exclude: 2 ranks, both on n02, master n02" \
 rank=1 local=1 size=2 lsize=2 addr=n02 host=n02" "$(without_ports "$out")"
 expect_one_port "exclude" "$out"
 
+# --- Uneven: -n 3 --ppn 2 fills n01, then n02 holds one rank ------------------
+# Before: "-n 3 cannot be split evenly over 2 ranks per host (--ppn)". Each rank's
+# LOCAL_WORLD_SIZE is its own host's (Hydra's MPI_LOCALNRANKS), not the plan's 2.
+expect_plan "uneven" "n01 n02" n01 3 2 -n 3 --ppn 2
+run_ezpz uneven launch -n 3 --ppn 2 -- sh -c "$reporter"
+expect_eq "uneven: exit status" 0 "$rc"
+expect_eq "uneven: ranks 0, 1 on n01, rank 2 alone on n02" \
+  "rank=0 local=0 size=3 lsize=2 addr=n01 host=n01
+rank=1 local=1 size=3 lsize=2 addr=n01 host=n01
+rank=2 local=0 size=3 lsize=1 addr=n01 host=n02" "$(without_ports "$out")"
+expect_one_port "uneven" "$out"
+expect_plan "uneven, -n alone" "n01 n02" n01 3 2 -n 3
+
+# --- A failing rank on the second host is named with it -----------------------
+run_ezpz failn02 EZPZ_RUNS_DIR="$scratch/runs-failn02" launch -n 3 --ppn 2 -- sh -c '[ "$RANK" = 2 ] && { echo "rank 2: no data" >&2; exit 5; }; exit 0'
+expect_eq "rank 2 exits 5: exit status" 5 "$rc"
+rankenv_pid=$(sed -n 's/^ezpz-rankenv: rank 2 (pid \([0-9]*\)).*/\1/p' <<<"$err")
+failn02_run=$(ls -d "$scratch"/runs-failn02/*/)
+expect_eq "rank 2 exits 5: the verdict names rank 2 on n02, its last line below" \
+  "ezpz: attempt 1 ended: application_error: exit status 5: rank 2 (pid $rankenv_pid) on n02: exited with code 5
+ezpz: last lines before rank 2 on n02 failed (all in ${failn02_run%/}/attempt-1/output.log):
+ezpz:   rank 2: no data" "$(grep -E '^ezpz(: attempt|: last lines|:   )' <<<"$err")"
+expect_eq "rank 2 exits 5: verdict.json names it" "2 n02 exited with code 5 false" \
+  "$(jq -r '.failed_ranks[] | "\(.ranks) \(.host) \(.what) \(.died_of_signal)"' "$failn02_run/attempt-1/verdict.json" 2>&1)"
+
 # --- Exit status: a rank on the second host exits 3 --------------------------
 # mpiexec runs through a wrapper that records the status it gave ezpz.
 record_path=$(recording_path mpiexec)

@@ -2,6 +2,7 @@
 
 #include "ezpz/attempts.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/rank_env.hpp"
 #include "tests/catch.hpp"
 #include "tests/support/files.hpp"
 
@@ -183,12 +184,23 @@ TEST_CASE("failed ranks are read from each launcher's report", "[attempts]") {
        "=   RANK 3 PID 1234 RUNNING AT c001-001\n=   KILLED BY SIGNAL: 9 (Killed)\n",
        {{"c001-001", "3", "1234", "KILLED BY SIGNAL: 9 (Killed)", true}}},
       {"Open MPI",
-       "mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9 (Killed).\n",
+       "mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9 "
+       "(Killed).\n",
        {{"n02", "1", "1234", "exited on signal 9 (Killed)", true}}},
       {"PALS, a signal and an exit code",
        "x1000c0s0b0n0: rank 3 died from signal 9\nx1000c0s0b0n1: rank 7 exited with code 1\n",
        {{"x1000c0s0b0n0", "3", "", "died from signal 9", true},
         {"x1000c0s0b0n1", "7", "", "exited with code 1", false}}},
+      {"ezpz-rankenv: an exit code, a signal",
+       "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 1\n"
+       "ezpz-rankenv: rank 3 (pid 7310) on n02.cluster: killed by signal 11 (SIGSEGV)\n",
+       {{"n02", "1", "7304", "exited with code 1", false, true},
+        {"n02.cluster", "3", "7310", "killed by signal 11 (SIGSEGV)", true, true}}},
+      {"Open MPI: an exit code, no host",
+       "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+       "the job to be terminated. The first process to do so was:\n\n"
+       "  Process name: [[10246,1],1]\n  Exit code:    4\n",
+       {{"", "1", "", "exited with code 4", false}}},
       {"nothing to report", "step 10 loss 0.1\nTraceback (most recent call last):\n", {}},
   };
   for (const Row& row : rows) {
@@ -212,6 +224,63 @@ TEST_CASE("a block placement says which ranks a host holds", "[attempts]") {
   CHECK(ranks_on_host(hosts, 1, "n02") == "1");
   CHECK(ranks_on_host(hosts, 4, "n03.cluster") == "8-11");
   CHECK(ranks_on_host(hosts, 4, "n09").empty());
+  // -n 10 at 4 per host: the last host holds 2, and -n 5 at 4 leaves n03 empty.
+  CHECK(ranks_on_host(hosts, 4, "n03", 10) == "8-9");
+  CHECK(ranks_on_host(hosts, 4, "n02", 5) == "4");
+  CHECK(ranks_on_host(hosts, 4, "n03", 5).empty());
+  CHECK(host_of_rank(hosts, 4, "9") == "n03.cluster");
+  CHECK(host_of_rank(hosts, 2, "1") == "n01.cluster");
+  CHECK(host_of_rank(hosts, 4, "12").empty());
+  CHECK(host_of_rank(hosts, 4, "0-3").empty());
+}
+
+// Before: MPICH's Hydra says nothing of a rank that exits 1, so `exit status 1: the job's own
+// failure` and "failed_ranks": []. ezpz-rankenv's line names it, with the host and the pid Hydra
+// names when the rank dies of a signal.
+TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[attempts]") {
+  AttemptFacts facts{1,
+                     false,
+                     0,
+                     false,
+                     Watchdog::none,
+                     "rank 0 step 1\nTraceback (most recent call last):\nValueError: boom\n" +
+                         exit_report("1", 7304, "n02", 1 << 8) + "\n"};
+  facts.hosts = {"n01", "n02"};
+  facts.ppn = 1;
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::application_error);
+  CHECK(c.reason == "exit status 1: rank 1 (pid 7304) on n02: exited with code 1");
+  CHECK(lines_before_failure(facts.output, 2) ==
+        std::vector<std::string>{"Traceback (most recent call last):", "ValueError: boom"});
+  CHECK(lines_before_failure(facts.output, 10).size() == 3);
+  CHECK(lines_before_failure("step 1\nstep 2\n", 10).empty());
+
+  // Hydra's own block for the same process adds nothing: one entry per rank and host.
+  facts.exit_status = 139;
+  facts.output = exit_report("1", 7304, "n02", SIGSEGV) +
+                 "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+                 "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n";
+  c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)");
+  CHECK(c.failed.size() == 1);
+  // ... in whichever order the two reach ezpz: ezpz-rankenv's words are kept, in the first's place.
+  facts.output =
+      "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+      "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n" +
+      exit_report("1", 7304, "n02", SIGSEGV) + "\n";
+  c = classify_attempt(facts, {});
+  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)");
+  CHECK(c.failed.size() == 1);
+
+  // Open MPI's exit-code report names no host: the placement does (-n 3 at 2 per host).
+  facts = AttemptFacts{4,     false,          0,
+                       false, Watchdog::none, "  Process name: [[10246,1],2]\n  Exit code:    4\n"};
+  facts.hosts = {"n01", "n02"};
+  facts.ppn = 2;
+  facts.world_size = 3;
+  c = classify_attempt(facts, {});
+  CHECK(c.reason == "exit status 4: rank 2 on n02: exited with code 4");
 }
 
 TEST_CASE("the launcher's report decides between the job's error and the machine's",

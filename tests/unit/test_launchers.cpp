@@ -1,3 +1,5 @@
+#include <csignal>
+
 #include "ezpz/error.hpp"
 #include "ezpz/launchers.hpp"
 #include "ezpz/rank_env.hpp"
@@ -105,16 +107,66 @@ TEST_CASE("rendered commands never show secret values", "[render]") {
 }
 
 namespace {
-const char* hydra_rank_three(const char* name) {
-  static const std::map<std::string, std::string> vars = {{"PMI_RANK", "3"},
-                                                          {"MPI_LOCALRANKID", "1"},
-                                                          {"PMI_SIZE", "4"},
-                                                          {"MPI_LOCALNRANKS", "2"},
-                                                          {"SLURM_PROCID", "7"}};
+using Vars = std::map<std::string, std::string>;
+const char* find_in(const Vars& vars, const char* name) {
   auto it = vars.find(name);
   return it == vars.end() ? nullptr : it->second.c_str();
 }
+
+const char* hydra_rank_three(const char* name) {
+  static const Vars vars = {{"PMI_RANK", "3"},
+                            {"MPI_LOCALRANKID", "1"},
+                            {"PMI_SIZE", "4"},
+                            {"MPI_LOCALNRANKS", "2"},
+                            {"SLURM_PROCID", "7"}};
+  return find_in(vars, name);
+}
+
+// srun -n 3 --ntasks-per-node=2 on 2 nodes, rank 2 on the second: SLURM_NTASKS_PER_NODE is the
+// request (2), the step's list says what each node holds.
+const char* srun_rank_two(const char* name) {
+  static const Vars vars = {{"SLURM_PROCID", "2"},
+                            {"SLURM_LOCALID", "0"},
+                            {"SLURM_NTASKS", "3"},
+                            {"SLURM_NTASKS_PER_NODE", "2"},
+                            {"SLURM_STEP_TASKS_PER_NODE", "2,1"},
+                            {"SLURM_NODEID", "1"}};
+  return find_in(vars, name);
+}
 }  // namespace
+
+TEST_CASE("rank env gives each host its own local world size", "[rank_env]") {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(map_rank_env("srun", srun_rank_two) ==
+        Pairs{{"RANK", "2"}, {"LOCAL_RANK", "0"}, {"WORLD_SIZE", "3"}, {"LOCAL_WORLD_SIZE", "1"}});
+  CHECK(map_rank_env("", srun_rank_two).back() ==
+        std::pair<std::string, std::string>{"LOCAL_WORLD_SIZE", "1"});
+  // Another launcher's list is not trusted.
+  CHECK(map_rank_env("hydra", srun_rank_two).empty());
+  CHECK(tasks_on_node("2(x3),1", 2) == 2);
+  CHECK(tasks_on_node("2(x3),1", 3) == 1);
+  CHECK(tasks_on_node("2(x3),1", 4) == std::nullopt);
+  CHECK(tasks_on_node("2(x,1", 0) == std::nullopt);
+  CHECK(tasks_on_node("", 0) == std::nullopt);
+}
+
+TEST_CASE("ezpz-rankenv names its host as the launcher placed it", "[rank_env]") {
+  auto hydra_on_n02 = [](const char* name) -> const char* {
+    const std::string_view wanted = name;
+    if (wanted == "MPIR_CVAR_CH3_INTERFACE_HOSTNAME") return "n02";
+    return wanted == "SLURMD_NODENAME" ? "stale-batch-host" : nullptr;
+  };
+  CHECK(rank_host("hydra", hydra_on_n02, "vm") == "n02");
+  CHECK(rank_host("srun", hydra_on_n02, "vm") == "stale-batch-host");
+  CHECK(rank_host("pals", hydra_on_n02, "x1000c0s0b0n0") == "x1000c0s0b0n0");
+}
+
+TEST_CASE("ezpz-rankenv's exit report", "[rank_env]") {
+  CHECK(exit_report("1", 7304, "n02", 3 << 8) ==
+        "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3");
+  CHECK(exit_report("0", 9, "n01", SIGKILL) ==
+        "ezpz-rankenv: rank 0 (pid 9) on n01: killed by signal 9 (SIGKILL)");
+}
 
 TEST_CASE("rank env trusts the launcher's own variables first", "[rank_env]") {
   using Pairs = std::vector<std::pair<std::string, std::string>>;

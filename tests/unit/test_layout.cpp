@@ -73,8 +73,39 @@ TEST_CASE("impossible topologies fail with one sentence naming the flags", "[lay
       {{8, 4, 1}, 4, "-n 8 does not equal --nhosts 1 x --ppn 4"},
   };
   for (const Row& row : rows) {
-    CHECK_THROWS_WITH(infer_topology(row.request, row.hosts, k_twelve), row.message);
+    CHECK_THROWS_WITH(infer_topology(row.request, row.hosts, k_twelve, Fill::evenly), row.message);
   }
+}
+
+// -n 3 on 2 hosts with --ppn 2, as srun and mpiexec take it: 2 + 1. Before, under PBS and
+// Slurm: "-n 3 cannot be split evenly over 2 ranks per host (--ppn)". Torchrun's one
+// --nproc_per_node for all hosts keeps those errors (above, Fill::evenly).
+TEST_CASE("ranks fill hosts in order, the last host holding fewer", "[layout]") {
+  struct Row {
+    TopologyRequest request;
+    int hosts;
+    Topology expected;
+  };
+  const SlotsPerHost two{2, "PBS_NODEFILE lists each host 2 times", true};
+  const std::vector<Row> rows = {
+      {{3, 2, std::nullopt}, 2, {2, 2, 3}},   {{3, std::nullopt, std::nullopt}, 2, {2, 2, 3}},
+      {{3, std::nullopt, 2}, 2, {2, 2, 3}},   {{10, 4, std::nullopt}, 4, {3, 4, 10}},
+      {{10, std::nullopt, 4}, 4, {4, 3, 10}}, {{7, std::nullopt, std::nullopt}, 4, {4, 2, 7}},
+      {{4, 2, std::nullopt}, 2, {2, 2, 4}},  // even layouts as before
+  };
+  for (const Row& row : rows) {
+    INFO("hosts=" << row.hosts << " np=" << row.request.nprocs.value_or(-9) << " ppn="
+                  << row.request.ppn.value_or(-9) << " nhosts=" << row.request.nhosts.value_or(-9));
+    CHECK(infer_topology(row.request, row.hosts, two) == row.expected);
+  }
+  CHECK(infer_topology({13, std::nullopt, std::nullopt}, 2, k_twelve) == Topology{2, 7, 13});
+  CHECK_THROWS_WITH(infer_topology({5, std::nullopt, 4}, 4, two),
+                    "-n 5 on --nhosts 4 leaves a host with no rank (2 per host fill 3 hosts)");
+  CHECK_THROWS_WITH(infer_topology({5, 2, std::nullopt}, 2, two),
+                    "-n 5 at --ppn 2 needs 3 hosts, but 2 are available");
+  CHECK_THROWS_WITH(infer_topology({5, std::nullopt, std::nullopt}, 2, two),
+                    "-n 5 is more than the 4 slots of 2 hosts x 2 (PBS_NODEFILE lists each host 2 "
+                    "times); pass --ppn to oversubscribe");
 }
 
 TEST_CASE("-n alone never puts more ranks on a local host than it can hold", "[layout]") {
