@@ -24,18 +24,27 @@ CLI::App* setup_submit(CLI::App& app, SubmitOptions& o, GlobalOptions& globals) 
   cmd->add_flag("--quiet", globals.quiet, "Only errors on stderr");
   add_color_option(*cmd, globals);
   cmd->add_option("--scheduler", o.scheduler, "pbs or slurm (default: detected)");
-  cmd->add_option("-N,--nodes", o.nodes, "Nodes for the job (1)");
-  cmd->add_option("-t,--time", o.time, "Walltime, HH:MM:SS");
+  o.nodes_option =
+      cmd->add_option("-N,--nodes,--nhosts", o.nodes,
+                      "Nodes for the job (default: what -n needs at --ppn or the profile's GPUs, "
+                      "else 1)")
+          ->type_name("N");
+  // As `ezpz launch` takes them: they go on the job's launch line.
+  add_rank_count_options(*cmd, o.layout);
+  cmd->add_option("-t,--time", o.time,
+                  "Walltime as sbatch takes it: 30 (minutes), 30:00, 1:30:00, 2-12, 2-00:00:00")
+      ->type_name("TIME");
   cmd->add_option("-q,--queue", o.queue, "PBS queue or Slurm partition");
   cmd->add_option("-A,--account", o.account, "Project to charge");
-  cmd->add_option("-J,--job-name", o.job_name, "Job name (default: the command's file name)");
+  cmd->add_option("-J,--job-name", o.job_name,
+                  "Job name (default: the script or module the command runs)");
   cmd->add_option("--filesystems", o.filesystems,
                   "PBS -l filesystems= (default: the machine profile's, e.g. home:flare)");
   cmd->add_option("--output", o.output, "File for the job's stdout and stderr");
   cmd->add_option("--machine", o.machine, "Machine profile, also given to ezpz launch");
-  cmd->add_option(
-         "--launch-arg", o.launch_args,
-         "A word for `ezpz launch` in the job, before -- (repeatable): --launch-arg=--ppn=4")
+  cmd->add_option("--launch-arg", o.launch_args,
+                  "A word for `ezpz launch` in the job, before -- (repeatable): "
+                  "--launch-arg=--cpu-bind=none")
       ->allow_extra_args(false);
   cmd->add_flag("--dry-run", o.dry_run, "Print the script; submit nothing");
   cmd->add_option("--script-out", o.script_out, "Also keep the script in this file");
@@ -46,8 +55,9 @@ CLI::App* setup_submit(CLI::App& app, SubmitOptions& o, GlobalOptions& globals) 
       "Examples:\n"
       "  ezpz submit -N 2 -t 01:00:00 -q debug -A myproj -- python3 train.py --lr 3e-4\n"
       "  ezpz submit --dry-run --machine aurora -N 4 -- python3 -m mypkg.train\n"
-      "  ezpz submit --scheduler slurm -N 2 --launch-arg=--ppn=4 -- ./a.out\n"
-      "The job runs ezpz launch with this ezpz binary, in the directory it was submitted from.\n"
+      "  ezpz submit --scheduler slurm -n 8 --ppn 4 -t 30 -- ./a.out\n"
+      "The job runs ezpz launch with this ezpz binary, in the directory it was submitted from,\n"
+      "in the venv or conda env active at submit time (the script's comments say how).\n"
       "Prints the job id; exits with qsub's or sbatch's status.");
   return cmd;
 }
@@ -94,6 +104,12 @@ Target choose_target(const SubmitOptions& o, const Env& env) {
   SubmitScheduler scheduler = choose_submit_scheduler(in);
   ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
+  if (scheduler.from_path) {  // a guess: a login node may have both, or a stray client
+    log::warn(
+        "submit: no job, machine profile or --scheduler names a scheduler here; writing a {} "
+        "script because {}",
+        scheduler.kind == SchedulerKind::pbs ? "PBS" : "Slurm", scheduler.rule);
+  }
   log::debug("machine: {} ({})", choice.profile->name, choice.rule);
   sys::warn_skipped_profiles(profiles);
   return {scheduler, *choice.profile};
@@ -114,31 +130,73 @@ void check_env_words(const std::vector<std::string>& words) {
   }
 }
 
+std::optional<long> given(const CLI::Option* option, long value) {
+  if (option == nullptr || option->count() == 0) return std::nullopt;
+  return value;
+}
+
+// The words before "--" of the job's `ezpz launch`: the profile this job was
+// written for, -n/--ppn, then the user's --launch-arg words.
+std::vector<std::string> launch_words(const SubmitOptions& o) {
+  std::vector<std::string> words;
+  if (o.machine) words.insert(words.end(), {"--machine", *o.machine});
+  if (auto n = given(o.layout.nprocs_option, o.layout.nprocs)) {
+    words.insert(words.end(), {"-n", std::to_string(*n)});
+  }
+  if (auto ppn = given(o.layout.ppn_option, o.layout.ppn)) {
+    words.insert(words.end(), {"--ppn", std::to_string(*ppn)});
+  }
+  words.insert(words.end(), o.launch_args.begin(), o.launch_args.end());
+  check_env_words(words);
+  return words;
+}
+
+// A profile's batch defaults and GPUs apply to its own scheduler only
+// (Aurora's filesystems are PBS's); nullptr otherwise.
+const MachineProfile* applying_profile(const Target& target) {
+  bool applies = target.profile.scheduler.value_or(target.scheduler.kind) == target.scheduler.kind;
+  return applies ? &target.profile : nullptr;
+}
+
+long requested_nodes(const SubmitOptions& o, const MachineProfile* profile) {
+  return nodes_to_request({.nodes = given(o.nodes_option, o.nodes),
+                           .nprocs = given(o.layout.nprocs_option, o.layout.nprocs),
+                           .ppn = given(o.layout.ppn_option, o.layout.ppn),
+                           .gpus_per_node = profile ? profile->gpus_per_node : 0,
+                           .profile_name = profile ? profile->name : ""});
+}
+
 BatchRequest batch_request(const SubmitOptions& o, std::vector<std::string> command,
                            const Target& target, const Context& context) {
+  const MachineProfile* profile = applying_profile(target);
   BatchRequest r;
   r.scheduler = target.scheduler.kind;
-  r.nodes = o.nodes;
+  r.scheduler_rule = target.scheduler.rule;
+  r.nodes = requested_nodes(o, profile);
   r.walltime = o.time;
   r.queue = o.queue;
   r.account = o.account;
-  r.job_name = o.job_name.value_or(default_job_name(command));
+  r.job_name = o.job_name.value_or(default_job_name(command, r.scheduler));
   r.filesystems = o.filesystems;
   r.output = o.output;
-  // A profile's defaults are for its own scheduler (Aurora's filesystems are PBS's).
-  const BatchDefaults& defaults = target.profile.batch;
-  bool profile_applies = target.profile.scheduler.value_or(r.scheduler) == r.scheduler;
-  if (profile_applies && !r.filesystems && !defaults.filesystems.empty()) {
-    r.filesystems = defaults.filesystems;
+  if (profile && !r.filesystems && !profile->batch.filesystems.empty()) {
+    r.filesystems = profile->batch.filesystems;
   }
-  if (profile_applies) r.extra_directives = defaults.directives;
+  if (profile) r.extra_directives = profile->batch.directives;
+  r.environment = carried_environment(context.env);
   r.ezpz = context.self_dir + "/ezpz";
-  // The job's launch uses the profile this job was written for.
-  if (o.machine) r.launch_args = {"--machine", *o.machine};
-  r.launch_args.insert(r.launch_args.end(), o.launch_args.begin(), o.launch_args.end());
-  check_env_words(r.launch_args);
+  r.launch_args = launch_words(o);
   r.command = std::move(command);
   return r;
+}
+
+void warn_missing(const BatchRequest& request, const Target& target) {
+  const MachineProfile* profile = applying_profile(target);
+  if (!profile) return;
+  for (const std::string& warning :
+       missing_requirements(request, profile->batch.required, profile->name)) {
+    log::warn("{}", warning);
+  }
 }
 
 std::string submitter_path(SchedulerKind kind, const Env& env) {
@@ -173,9 +231,11 @@ int submit(const SubmitOptions& o, const std::string& script, const std::string&
 
 int run_submit(const SubmitOptions& o, const Context& context) {
   std::vector<std::string> command = command_words(o);
-  if (o.time) check_walltime(*o.time);
+  if (o.time) parse_walltime(*o.time);  // refused before anything else is looked at
   Target target = choose_target(o, context.env);
-  std::string script = render_batch_script(batch_request(o, std::move(command), target, context));
+  BatchRequest request = batch_request(o, std::move(command), target, context);
+  std::string script = render_batch_script(request);
+  warn_missing(request, target);  // once the script is known to be good
   // Checked before --script-out is written: a failed submission leaves nothing behind.
   std::string program = o.dry_run ? "" : submitter_path(target.scheduler.kind, context.env);
   if (o.script_out) sys::write_script(*o.script_out, script, "--script-out");

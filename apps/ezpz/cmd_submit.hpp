@@ -7,12 +7,15 @@
 
 #include "context.hpp"
 #include "options.hpp"
+#include "plan_options.hpp"
 
 namespace ezpz {
 
 struct SubmitOptions {
   std::optional<std::string> scheduler;  // pbs or slurm; else detected
   long nodes = 1;
+  CLI::Option* nodes_option = nullptr;  // whether -N was given
+  PlanOptions layout;                   // -n/--ppn only, for the job's `ezpz launch`
   std::optional<std::string> time;
   std::optional<std::string> queue;
   std::optional<std::string> account;

@@ -43,15 +43,19 @@ constexpr int k_local_ranks_per_cpu = 8;
 
 }  // namespace
 
+void add_rank_count_options(CLI::App& cmd, PlanOptions& o) {
+  o.nprocs_option = cmd.add_option("-n,--np,--nproc", o.nprocs, "Total ranks")
+                        ->type_name("N")
+                        ->check(integer_up_to(k_max_ranks));
+  o.ppn_option = cmd.add_option("--ppn", o.ppn, "Ranks per host")
+                     ->type_name("N")
+                     ->check(integer_up_to(k_max_ppn));
+}
+
 void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
   CLI::App* cmd = &app;
   if (rank_options) {
-    o.nprocs_option = cmd->add_option("-n,--np,--nproc", o.nprocs, "Total ranks")
-                          ->type_name("N")
-                          ->check(integer_up_to(k_max_ranks));
-    o.ppn_option = cmd->add_option("--ppn", o.ppn, "Ranks per host")
-                       ->type_name("N")
-                       ->check(integer_up_to(k_max_ppn));
+    add_rank_count_options(*cmd, o);
   } else {
     // Said plainly, rather than CLI11's "arguments were not expected".
     o.rank_refusal = fmt::format(

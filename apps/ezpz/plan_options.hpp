@@ -46,6 +46,10 @@ struct PlanOptions {
 // subcommand chooses ranks itself: no -n, --ppn, --no-rank-env or --cpu-bind.
 void add_plan_options(CLI::App& cmd, PlanOptions& options, bool rank_options = true);
 
+// -n/--np/--nproc and --ppn alone, checked as add_plan_options checks them:
+// for `ezpz submit`, which passes them on to the job's launch.
+void add_rank_count_options(CLI::App& cmd, PlanOptions& options);
+
 // Throws the plain usage error when -n/--ppn were given to a subcommand
 // added with rank_options=false.
 void refuse_rank_options(const PlanOptions& options);

@@ -458,9 +458,13 @@ std::string read_directive(const Reader& r, const YAML::Node& node, const Where&
   return value;
 }
 
-constexpr std::array<Field<BatchDefaults>, 2> k_batch_fields = {{
+// What a machine's jobs must name (ezpz submit warns when one is missing).
+constexpr std::array<std::string_view, 3> k_batch_requirements = {"account", "walltime", "queue"};
+
+constexpr std::array<Field<BatchDefaults>, 3> k_batch_fields = {{
     {"filesystems", assign<&BatchDefaults::filesystems, read_directive<false>>},
     {"directives", assign<&BatchDefaults::directives, read_list<read_directive<true>>>},
+    {"required", assign<&BatchDefaults::required, read_list<read_one_of<k_batch_requirements>>>},
 }};
 
 BatchDefaults read_batch(const Reader& r, const YAML::Node& node, const Where& at) {

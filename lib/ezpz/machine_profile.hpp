@@ -40,6 +40,7 @@ struct BadNodePattern {
 struct BatchDefaults {
   std::string filesystems;              // PBS -l filesystems=, unless --filesystems is given
   std::vector<std::string> directives;  // more lines ("-l place=scatter"), after ezpz's own
+  std::vector<std::string> required{};  // "account", "walltime", "queue": submit warns if missing
   bool operator==(const BatchDefaults&) const = default;
 };
 

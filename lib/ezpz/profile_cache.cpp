@@ -46,7 +46,8 @@ void to_json(nlohmann::json& json, const MachineProfile& p) {
           {"master_addr", p.master_addr},
           {"bad_node_patterns", nlohmann::json::array()},
           {"batch_filesystems", p.batch.filesystems},
-          {"batch_directives", p.batch.directives}};
+          {"batch_directives", p.batch.directives},
+          {"batch_required", p.batch.required}};
   for (const BadNodePattern& pattern : p.bad_node_patterns) {
     json["bad_node_patterns"].push_back({pattern.name, pattern.regex});
   }
@@ -71,6 +72,7 @@ void from_json(const nlohmann::json& json, MachineProfile& p) {
   json.at("master_addr").get_to(p.master_addr);
   json.at("batch_filesystems").get_to(p.batch.filesystems);
   json.at("batch_directives").get_to(p.batch.directives);
+  json.at("batch_required").get_to(p.batch.required);
   for (const auto& pattern : json.at("bad_node_patterns")) {
     p.bad_node_patterns.push_back({pattern.at(0).get<std::string>(), pattern.at(1).get<std::string>()});
   }
@@ -83,7 +85,8 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
     hash.add(bytes);
     hash.add_separator();
   };
-  mix("ezpz-profile-cache-v4");  // v2: mpi_launcher_args; v3: bad_node_patterns; v4: batch
+  // v2: mpi_launcher_args; v3: bad_node_patterns; v4: batch; v5: batch.required
+  mix("ezpz-profile-cache-v5");
   for (const ProfileFile& file : files) {
     mix(file.path);
     mix(file.text);

@@ -98,6 +98,7 @@ void emit_batch(YAML::Emitter& out, const BatchDefaults& batch) {
   out << YAML::Key << "batch" << YAML::Value << YAML::BeginMap;
   emit_text(out, "filesystems", batch.filesystems);
   emit_list(out, "directives", batch.directives);
+  emit_list(out, "required", batch.required);
   out << YAML::EndMap;
 }
 

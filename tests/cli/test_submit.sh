@@ -14,12 +14,14 @@ run_case() {
   local -a env_words=() arg_words=()
   while IFS= read -r line; do [ -n "$line" ] && env_words+=("$line"); done <"$dir/env"
   while IFS= read -r line; do arg_words+=("$line"); done <"$dir/args"
-  clean_env EZPZ_MACHINES_PATH= "${env_words[@]}" "$EZPZ_BIN" submit --dry-run "${arg_words[@]}" 2>&1 |
-    sed -e "s|$bin_dir|@BIN@|g"
+  clean_env EZPZ_MACHINES_PATH= "${env_words[@]}" "$EZPZ_BIN" submit --dry-run \
+    --script-out "$scratch/golden.sh" "${arg_words[@]}" 2>&1 | sed -e "s|$bin_dir|@BIN@|g"
 }
 for dir in "$cases"/*/; do
   dir=${dir%/}
+  rm -f "$scratch/golden.sh"
   actual=$(run_case "$dir")
+  expect_true "golden $(basename "$dir"): bash -n" bash -n "$scratch/golden.sh"
   if [ "${EZPZ_UPDATE_GOLDEN:-0}" = 1 ]; then
     printf '%s\n' "$actual" >"$dir/expected.txt"; pass
   else
@@ -42,8 +44,18 @@ expected=$(printf '%s\n' "$work"; printf '[%s]\n' "${words[@]}")
 # The job's environment for `bash script`: a PBS job of this host, or a Slurm
 # batch step with no allocation variables (ezpz launch then runs locally).
 hostname >"$scratch/nodefile"
-pbs_job=(PBS_O_WORKDIR="$work" PBS_JOBID=1.sim PBS_NODEFILE="$scratch/nodefile" HYDRA_LAUNCHER=fork)
-slurm_job=(SLURM_SUBMIT_DIR="$work")
+# The profiles' launcher is MPICH's Hydra: pinned, whichever MPI Debian's
+# alternatives made `mpiexec`.
+mpich_bin="$scratch/mpich-bin"; mkdir -p "$mpich_bin"
+hydra=$(command -v mpiexec.hydra || command -v mpiexec.mpich || command -v mpiexec)
+if [ -n "$hydra" ]; then  # Hydra starts the hydra_pmi_proxy found beside the mpiexec it ran as
+  ln -s "$hydra" "$mpich_bin/mpiexec"
+  ln -s "$(dirname "$(readlink -f "$hydra")")/hydra_pmi_proxy" "$mpich_bin/hydra_pmi_proxy"
+fi
+job_path="PATH=$mpich_bin:/usr/local/bin:/usr/bin:/bin"
+pbs_job=("$job_path" PBS_O_WORKDIR="$work" PBS_JOBID=1.sim PBS_NODEFILE="$scratch/nodefile"
+         HYDRA_LAUNCHER=fork)
+slurm_job=("$job_path" SLURM_SUBMIT_DIR="$work")
 run_script() {
   local name=$1 scheduler=$2; shift 2
   local script="$scratch/$name.sh"
@@ -52,6 +64,7 @@ run_script() {
   expect_eq "$name: --dry-run prints what --script-out wrote" "$(cat "$script")" \
     "$(cat "$scratch/$name.printed")"
   expect_eq "$name: --script-out is 0644" 644 "$(stat -c %a "$script")"
+  expect_true "$name: bash -n" bash -n "$script"
   # From elsewhere: the script must cd to the submit directory itself.
   actual=$(cd "$scratch" && clean_env "$@" bash "$script" 2>"$scratch/$name.run.err")
   expect_eq "$name: the command got every word unchanged, in the submit directory" \
@@ -59,9 +72,49 @@ run_script() {
   [ "$actual" == "$expected" ] || sed "s/^/  $name: stderr: /" "$scratch/$name.run.err" >&2
   if [ -e "$marker" ]; then fail "$name: a hostile word was executed"; rm -f "$marker"; else pass; fi
 }
-if command -v mpiexec >/dev/null; then
+# --- The submitting venv and conda env are the job's -----------------------------
+# Hostile directory names; a stand-in conda whose shell hook defines `conda
+# activate`; python3 in both envs saying which it is. The job must run the
+# venv's (it comes first on PATH), with both activated, with every word intact.
+hostile_name="e n'v \$(touch pwned) \`touch pwned\` \"q\" *"
+base="$scratch/conda base $hostile_name"; conda_env="$scratch/conda env $hostile_name"
+venv="$scratch/venv $hostile_name"
+mkdir -p "$base/bin" "$conda_env/bin" "$venv/bin"
+cat >"$base/bin/conda" <<'EOF_CONDA'
+#!/bin/sh
+[ "$*" = "shell.bash hook" ] || exit 1
+echo 'conda() { [ "$1" = activate ] && export CONDA_PREFIX="$2" PATH="$2/bin:$PATH"; }'
+EOF_CONDA
+for env_dir in "$conda_env" "$venv"; do
+  printf '#!/bin/sh\necho "$0"\necho "conda: $CONDA_PREFIX"\necho "venv: $VIRTUAL_ENV"\nprintf "[%%s]\\n" "$@"\n' \
+    >"$env_dir/bin/python3"
+done
+chmod +x "$base/bin/conda" "$conda_env/bin/python3" "$venv/bin/python3"
+submit_env=(VIRTUAL_ENV="$venv" CONDA_PREFIX="$conda_env" CONDA_DEFAULT_ENV=ml
+            CONDA_EXE="$base/bin/conda" LOADEDMODULES=gcc/12)
+expected_env=$(printf '%s\n' "$venv/bin/python3" "conda: $conda_env" "venv: $venv";
+               printf '[%s]\n' "${words[@]}")
+run_in_env() {
+  local name=$1 scheduler=$2; shift 2
+  local script="$scratch/$name.sh"
+  (cd "$work" && clean_env "${submit_env[@]}" "$EZPZ_BIN" submit --dry-run --scheduler "$scheduler" \
+    --script-out "$script" --launch-arg=--np=1 -- python3 "${words[@]}" >/dev/null 2>&1)
+  expect_true "$name: bash -n" bash -n "$script"
+  # The job's own environment: nothing of the submitting shell's.
+  actual=$(cd "$scratch" && clean_env "$@" bash "$script" 2>"$scratch/$name.run.err")
+  expect_eq "$name: the venv's python3, both envs active, every word unchanged" \
+    "$expected_env" "$actual"
+  [ "$actual" == "$expected_env" ] || sed "s/^/  $name: stderr: /" "$scratch/$name.run.err" >&2
+  if [ -e "$marker" ] || [ -e "$work/pwned" ] || [ -e "$scratch/pwned" ]; then
+    fail "$name: a hostile word was executed"; rm -f "$marker" "$work/pwned" "$scratch/pwned"
+  else pass; fi
+}
+
+if [ -n "$hydra" ]; then
   run_script pbs-run pbs "${pbs_job[@]}"
   run_script slurm-run slurm "${slurm_job[@]}"
+  run_in_env pbs-env pbs "${pbs_job[@]}"
+  run_in_env slurm-env slurm "${slurm_job[@]}"
 else
   printf 'SKIP: running the scripts needs mpiexec (install mpich)\n'
 fi
@@ -104,13 +157,46 @@ done
 [ "$(cat "$scratch/qsub.argv" | wc -l)" == 2 ] && pass || fail "qsub: exactly one argument"
 
 # Detection: qsub on PATH means PBS, sbatch alone Slurm, a profile wins over both.
+# A choice made only from PATH is said on stderr; the script's comment says why.
 only_sbatch="$scratch/only-sbatch"; mkdir -p "$only_sbatch"; ln -s "$fake/sbatch" "$only_sbatch/sbatch"
-detected() { clean_env "$@" "$EZPZ_BIN" submit --dry-run -- true 2>&1 | sed -n 2p; }
-expect_eq "detect: qsub on PATH" "#PBS -l select=1" "$(detected "$fake_path")"
-expect_eq "detect: sbatch alone" "#SBATCH -N 1" "$(detected PATH="$only_sbatch")"
-expect_eq "detect: inside a Slurm job" "#SBATCH -N 1" \
-  "$(detected "$fake_path" SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n01)"
-expect_eq "detect: the machine profile" "#SBATCH -N 1" "$(detected "$fake_path" EZPZ_MACHINE=frontier)"
+detect() {
+  clean_env "$@" "$EZPZ_BIN" submit --dry-run -- true >"$scratch/detect.out" 2>"$scratch/detect.err"
+}
+first_directive() { grep -m1 -E '^#(PBS|SBATCH) ' "$scratch/detect.out"; }
+why() { grep '^# Scheduler: ' "$scratch/detect.out"; }
+detect "$fake_path"
+expect_eq "detect: qsub on PATH" "#PBS -l select=1" "$(first_directive)"
+expect_eq "detect: qsub on PATH, why" "# Scheduler: pbs (qsub is on PATH)." "$(why)"
+expect_eq "detect: qsub on PATH, said on stderr" \
+  "ezpz: warning: submit: no job, machine profile or --scheduler names a scheduler here; writing a PBS script because qsub is on PATH" \
+  "$(cat "$scratch/detect.err")"
+detect PATH="$only_sbatch"
+expect_eq "detect: sbatch alone" "#SBATCH -N 1" "$(first_directive)"
+expect_eq "detect: sbatch alone, why" "# Scheduler: slurm (sbatch is on PATH)." "$(why)"
+expect_eq "detect: sbatch alone, said on stderr" \
+  "ezpz: warning: submit: no job, machine profile or --scheduler names a scheduler here; writing a Slurm script because sbatch is on PATH" \
+  "$(cat "$scratch/detect.err")"
+detect "$fake_path" SLURM_JOB_ID=7 SLURM_JOB_NODELIST=n01
+expect_eq "detect: inside a Slurm job" "#SBATCH -N 1" "$(first_directive)"
+expect_eq "detect: inside a Slurm job, why" "# Scheduler: slurm (SLURM_JOB_ID is set)." "$(why)"
+expect_eq "detect: inside a Slurm job, nothing on stderr" "" "$(cat "$scratch/detect.err")"
+detect "$fake_path" EZPZ_MACHINE=perlmutter
+expect_eq "detect: the machine profile" "#SBATCH -N 1" "$(first_directive)"
+expect_eq "detect: the machine profile, why" "# Scheduler: slurm (machine profile perlmutter runs slurm)." "$(why)"
+expect_eq "detect: the machine profile, nothing on stderr" "" "$(cat "$scratch/detect.err")"
+# A profile that requires an account and a walltime: one warning each, then the job is submitted.
+out=$(cd "$work" && clean_env "$fake_path" EZPZ_MACHINE=frontier "$EZPZ_BIN" submit -- true \
+  2>"$scratch/required.err"); code=$?
+expect_eq "required: still submitted" "0 4242" "$code $out"
+expect_eq "required: a warning for each missing value" \
+  "ezpz: warning: submit: machine profile frontier requires account (-A/--account); sbatch may refuse the job without it
+ezpz: warning: submit: machine profile frontier requires walltime (-t/--time); sbatch may refuse the job without it" \
+  "$(cat "$scratch/required.err")"
+out=$(cd "$work" && clean_env "$fake_path" EZPZ_MACHINE=frontier "$EZPZ_BIN" submit -A p -t 2-12 \
+  -- true 2>"$scratch/required.err")
+expect_eq "required: given, no warning" "" "$(cat "$scratch/required.err")"
+expect_eq "required: the walltime as sbatch takes it" "#SBATCH -t 2-12:00:00" \
+  "$(grep -- '-t ' "$scratch/sbatch.script")"
 
 # --script-out keeps the submitted script; a failing submitter's status is ezpz's.
 out=$(cd "$work" && clean_env "$fake_path" FAKE_STATUS=3 "$EZPZ_BIN" submit --scheduler pbs \
@@ -145,12 +231,23 @@ expect_error "command before --" 'submit: "python3" before --; put the command a
   submit --scheduler pbs "${never[@]}" python3 train.py
 expect_error "unknown option" 'submit: unknown option "--bogus"' -- -- \
   submit --scheduler pbs --bogus "${never[@]}" -- true
-expect_error "bad --time" \
-  '--time: expected HH:MM:SS, more than 00:00:00 (e.g. 01:30:00), got "90"' -- -- \
-  submit --scheduler pbs -t 90 "${never[@]}" -- true
-expect_error "minutes past 59" \
-  '--time: expected HH:MM:SS, more than 00:00:00 (e.g. 01:30:00), got "1:75:00"' -- -- \
+time_error='--time: expected M, M:SS, H:MM:SS, D-H, D-H:MM or D-H:MM:SS (e.g. 30 for 30 minutes, 1:30:00, 2-12), more than 0, got'
+expect_error "bad --time" "$time_error \"90m\"" -- -- \
+  submit --scheduler pbs -t 90m "${never[@]}" -- true
+expect_error "minutes past 59" "$time_error \"1:75:00\"" -- -- \
   submit --scheduler slurm --time 1:75:00 "${never[@]}" -- true
+expect_error "hours past 23 after days" "$time_error \"2-24\"" -- -- \
+  submit --scheduler slurm --time 2-24 "${never[@]}" -- true
+expect_error "a zero walltime" "$time_error \"0\"" -- -- \
+  submit --scheduler pbs -t 0 "${never[@]}" -- true
+expect_error "-n: launch's own check" '--np: expected an integer, got "x"' -- -- \
+  submit --scheduler pbs -n x "${never[@]}" -- true
+expect_error "ranks that cannot fit the nodes" \
+  "-n 8 at --ppn 4 needs 2 hosts, but 1 is available" -- -- \
+  submit --scheduler pbs -N 1 -n 8 --ppn 4 "${never[@]}" -- true
+expect_error "a venv path with a newline" \
+  "VIRTUAL_ENV: a newline cannot go in the job script; deactivate that environment to submit without it" \
+  -- VIRTUAL_ENV=$'/v\nrm -rf ~' -- submit --scheduler pbs "${never[@]}" -- true
 expect_error "newline in --job-name" "--job-name: a newline cannot go in a #PBS directive" -- -- \
   submit --scheduler pbs -J $'x\n#PBS -q prod' "${never[@]}" -- true
 expect_error "space in --queue" "--queue: a space cannot go in a #SBATCH directive" -- -- \
