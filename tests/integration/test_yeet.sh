@@ -33,7 +33,9 @@ source_bytes=$(find "$src" -type f -printf '%i %s\n' | sort -u | awk '{ n += $2 
 expect_match "first: every source byte read once" "read $source_bytes source bytes once" "$out"
 for node in "${nodes[@]}"; do expect_moved_copy "first $node" "$src" "$(node_dst "$node")"; done
 expect_eq "first: no staging directories left" "" "$(staging_dirs "$scratch/nodes")"
-expect_match "first: says how to use it" "source $scratch/nodes/\{host\}/venv/bin/activate" "$out"
+# {host} as a shell names the node: a line that can be pasted (it printed {host} itself).
+expect_true "first: says how to use it, in words a shell takes" grep -qxF \
+  "  deactivate 2>/dev/null; source \"$scratch/nodes/\$(hostname -s)/venv/bin/activate\"" <<<"$out"
 
 # --- unchanged source: nothing moves -------------------------------------------
 inode_before=$(stat -c %i "$(node_dst n02)")
