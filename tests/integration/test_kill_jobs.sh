@@ -8,14 +8,7 @@
 source "$(dirname "$0")/common.sh"
 
 require_mpiexec
-# MPICH's Hydra by its own name: Debian's alternatives may point mpiexec at Open MPI.
-hydra_dir="$scratch/hydra"
-mkdir -p "$hydra_dir"
-if command -v mpiexec.hydra >/dev/null; then  # and its proxy, which it runs from its own directory
-  ln -s "$(command -v mpiexec.hydra)" "$hydra_dir/mpiexec"
-  ln -s "$(command -v hydra_pmi_proxy)" "$hydra_dir/hydra_pmi_proxy"
-fi
-launch_env() { clean_env PATH="$hydra_dir:/usr/local/bin:/usr/bin:/bin" "$@"; }
+launch_env() { clean_env "$@"; }
 job1="kill-$marker_base-1.pbs" job2="kill-$marker_base-2.pbs"
 sleeper1="sleep ${marker_base}91" sleeper2="sleep ${marker_base}92"
 on_exit "kill_marked '$sleeper1'; kill_marked '$sleeper2'"
