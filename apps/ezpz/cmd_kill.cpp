@@ -31,7 +31,8 @@ CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
                   "Only this run: its id, or any unique start of it (default: this job's runs)");
   cmd->add_option("--job", o.job,
                   "Only the runs of this scheduler job (default inside a job: PBS_JOBID, "
-                  "SLURM_JOB_ID)");
+                  "SLURM_JOB_ID)")
+      ->type_name("ID");
   cmd->add_flag("--all", o.all, "Every ezpz run of yours on this node, whatever its job");
   cmd->add_option("-s,--signal", o.signal, "Signal to send: TERM, INT, KILL, HUP, USR1 ... or a number")
       ->capture_default_str();
