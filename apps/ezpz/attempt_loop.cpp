@@ -14,6 +14,7 @@
 #include "ezpz/error.hpp"
 #include "ezpz/log.hpp"
 #include "ezpz/render.hpp"
+#include "ezpz/run_prune.hpp"
 #include "ezpz/run_record.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/processes.hpp"
@@ -304,11 +305,24 @@ void report(const AttemptVerdict& v, bool failover_mode) {
   if (failover_mode && v.next.starts_with("stop")) log::write("ezpz: ", v.next);
 }
 
+// After the job has ended, off its critical path: the records beyond the newest
+// EZPZ_RUNS_KEEP go, so .ezpz/runs does not grow with every launch. Best effort.
+void prune_records(const Run& run) {
+  if (!run.recorder) return;
+  const RunsKept kept = runs_kept(run.context.env);
+  if (!kept.warning.empty()) log::warn("{}", kept.warning);
+  if (kept.newest) {
+    sys::prune_runs(sys::runs_directory(run.options.runs_dir, run.context.env), {kept.newest, {}},
+                    false);
+  }
+}
+
 int finish(Run& run, const AttemptVerdict& v) {
   run.summary.exit_code = v.exit_code;
   run.summary.ending = std::string(to_string(v.classification.ending));
   run.summary.reason = v.classification.reason;
   record(run, "run.json", summary_json(run.summary));
+  prune_records(run);
   return v.exit_code;
 }
 

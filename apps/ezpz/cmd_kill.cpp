@@ -1,6 +1,7 @@
 // `ezpz kill`: stop what ezpz started. Every launch tags the launcher and its
 // ranks with EZPZ_RUN_ID; kill signals exactly the tagged processes (one run's,
-// or every run's), never an unrelated process whose command line looks alike.
+// this job's, or with --all every run's), never an unrelated process whose
+// command line looks alike.
 // --all-nodes runs this same command on every node through the launcher (one
 // rank per node), not over ssh.
 #include "cmd_kill.hpp"
@@ -26,9 +27,13 @@ namespace ezpz {
 CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand("kill", "Stop the processes ezpz started (tagged with their run id)");
   add_verbosity_flags(*cmd, globals);
-  cmd->add_option(
-      "RUN_ID", o.run_id,
-      "Only this run: its id, or any unique start of it (default: every ezpz run of yours)");
+  cmd->add_option("RUN_ID", o.run_id,
+                  "Only this run: its id, or any unique start of it (default: this job's runs)");
+  cmd->add_option("--job", o.job,
+                  "Only the runs of this scheduler job (default inside a job: PBS_JOBID, "
+                  "SLURM_JOB_ID)")
+      ->type_name("ID");
+  cmd->add_flag("--all", o.all, "Every ezpz run of yours on this node, whatever its job");
   cmd->add_option("-s,--signal", o.signal, "Signal to send: TERM, INT, KILL, HUP, USR1 ... or a number")
       ->capture_default_str();
   cmd->add_option("--grace", o.grace_seconds,
@@ -41,10 +46,12 @@ CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
   cmd->add_flag("--on-node", o.on_node)->group("");  // the per-node copy --all-nodes starts
   cmd->footer(
       "Examples:\n"
-      "  ezpz kill                      # every ezpz run of yours on this node\n"
+      "  ezpz kill                      # inside a job: this job's runs on this node\n"
       "  ezpz kill 20261122-061500-n01-4242 --signal INT\n"
       "  ezpz kill 20261122-0615            # any unique start of the id, as ezpz runs show\n"
-      "  ezpz kill --all-nodes --dry-run");
+      "  ezpz kill --all                # every ezpz run of yours on this node\n"
+      "  ezpz kill --all-nodes --dry-run\n"
+      "Outside a job, ezpz kill without a run id or --all lists the runs and stops nothing.");
   return cmd;
 }
 
@@ -71,20 +78,34 @@ std::string resolve_run(const std::vector<kill::Process>& tagged, const std::str
   return match_run_id(ids, given, "kill", "on " + node).value_or(given);
 }
 
-// What this node holds of ezpz's runs, signalled (or listed).
-int kill_here(const KillOptions& o, const Context& context, int signal) {
-  std::string node = yeet::node_name(context.env, sys::hostname());
-  std::string prefix = o.on_node ? node + ": " : "";
-  const std::string own_run = get_nonempty(context.env, kill::k_run_id_variable).value_or("");
-  const std::vector<kill::Process> tagged =
-      kill::select_targets(sys::list_processes(), "", ::getpid(), own_run);
-  const std::string run_id = resolve_run(tagged, o.run_id, node);
-  std::vector<kill::Process> targets = kill::select_targets(tagged, run_id, ::getpid(), own_run);
-  if (targets.empty()) {
-    std::printf("%sno ezpz processes%s on %s\n", prefix.c_str(),
-                run_id.empty() ? "" : fmt::format(" of run {}", run_id).c_str(), node.c_str());
-    return 0;
+// The job whose runs a kill stops: --job, else (no run id, no --all) the job we are in.
+std::string job_scope(const KillOptions& o, const Context& context) {
+  if (!o.job.empty() || o.all || !o.run_id.empty()) return o.job;
+  return kill::job_id_of([&](std::string_view name) { return get_nonempty(context.env, name); });
+}
+
+// No run id, no job, no --all: the runs are listed, none is stopped. On a login node
+// shared by all of a user's jobs, "every run" is rarely what was meant.
+[[noreturn]] void list_instead(const std::vector<kill::Process>& targets, const std::string& prefix,
+                               const std::string& node) {
+  std::printf("%sezpz runs on %s:\n", prefix.c_str(), node.c_str());
+  for (const std::string& line : kill::describe_runs(targets)) {
+    std::printf("%s  %s\n", prefix.c_str(), line.c_str());
   }
+  std::fflush(stdout);
+  throw Error(
+      "kill: not inside a job and no run id given: nothing stopped; give a run id, or "
+      "--all to stop every run listed");
+}
+
+std::string scope_words(const std::string& run_id, const std::string& job) {
+  if (!run_id.empty()) return fmt::format(" of run {}", run_id);
+  return job.empty() ? "" : fmt::format(" of job {}", job);
+}
+
+// Signals `targets` (or lists them, --dry-run), the launching ezpz first.
+int stop(const KillOptions& o, const std::vector<kill::Process>& targets, int signal,
+         const std::string& prefix) {
   std::vector<kill::Process> launchers = kill::controllers(targets, sys::command_of, ::getpid());
   if (o.dry_run) {
     for (const kill::Process& p : launchers) {
@@ -114,11 +135,34 @@ int kill_here(const KillOptions& o, const Context& context, int signal) {
   return failures == 0 ? 0 : 1;
 }
 
+// What this node holds of ezpz's runs, signalled (or listed).
+int kill_here(const KillOptions& o, const Context& context, int signal) {
+  std::string node = yeet::node_name(context.env, sys::hostname());
+  std::string prefix = o.on_node ? node + ": " : "";
+  const std::string own_run = get_nonempty(context.env, kill::k_run_id_variable).value_or("");
+  const std::vector<kill::Process> tagged =
+      kill::select_targets(sys::list_processes(), "", ::getpid(), own_run);
+  const std::string run_id = resolve_run(tagged, o.run_id, node);
+  const std::string job = job_scope(o, context);
+  std::vector<kill::Process> targets = kill::select_targets(tagged, run_id, ::getpid(), own_run);
+  if (!job.empty()) targets = kill::of_job(targets, job);
+  if (targets.empty()) {
+    std::printf("%sno ezpz processes%s on %s\n", prefix.c_str(), scope_words(run_id, job).c_str(),
+                node.c_str());
+    return 0;
+  }
+  if (run_id.empty() && job.empty() && !o.all && !o.dry_run) list_instead(targets, prefix, node);
+  return stop(o, targets, signal, prefix);
+}
+
 // The same command on every node, one rank each.
 int kill_everywhere(const KillOptions& o, const Context& context) {
   std::vector<std::string> command = {context.self_dir + "/ezpz", "kill", "--on-node",
                                       "--signal", o.signal, "--grace", fmt::format("{}", o.grace_seconds)};
   if (o.dry_run) command.push_back("--dry-run");
+  if (o.all) command.push_back("--all");
+  if (std::string job = job_scope(o, context); !job.empty())
+    command.insert(command.end(), {"--job", job});
   if (!o.run_id.empty()) command.push_back(o.run_id);
   PlanOptions plan;
   plan_one_rank_per_host(plan);
@@ -131,6 +175,9 @@ int kill_everywhere(const KillOptions& o, const Context& context) {
 int run_kill(const KillOptions& o, const Context& context) {
   int signal = signal_number(o);
   if (o.grace_seconds < 0) throw Error(fmt::format("--grace {}: expected seconds >= 0", o.grace_seconds));
+  if (o.all && (!o.run_id.empty() || !o.job.empty())) {
+    throw Error("kill: --all stops every run; give it no run id and no --job");
+  }
   if (o.all_nodes && !o.on_node) return kill_everywhere(o, context);
   return kill_here(o, context, signal);
 }

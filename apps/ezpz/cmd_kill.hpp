@@ -10,7 +10,9 @@
 namespace ezpz {
 
 struct KillOptions {
-  std::string run_id;  // empty: every ezpz run of this user
+  std::string run_id;  // empty: this job's runs (--job, or the job we are in), or --all
+  std::string job;     // --job: only the runs of this scheduler job
+  bool all = false;    // --all: every ezpz run of this user
   std::string signal = "TERM";
   double grace_seconds = kill::k_grace_seconds;
   bool dry_run = false;

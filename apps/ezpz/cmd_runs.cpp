@@ -1,44 +1,136 @@
-// `ezpz runs`: what the run records under .ezpz/runs say (newest first), and
-// `ezpz runs show ID`: one run with each attempt's verdict.
+// `ezpz runs`: what the run records under .ezpz/runs say (newest first),
+// `ezpz runs show [ID|last]`: one run with each attempt's verdict, and
+// `ezpz runs prune`: remove old records (a launch keeps the newest EZPZ_RUNS_KEEP).
 #include "cmd_runs.hpp"
 
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "ezpz/error.hpp"
+#include "ezpz/log.hpp"
+#include "ezpz/run_prune.hpp"
 #include "ezpz/run_record.hpp"
 #include "ezpz/sys/run_records.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {
 
+namespace {
+
+void setup_prune(CLI::App& cmd, RunsOptions& o, GlobalOptions& globals) {
+  o.prune =
+      cmd.add_subcommand("prune", "Remove old run records; runs still going are never touched");
+  o.prune
+      ->add_option("--keep", o.keep,
+                   fmt::format("Keep the newest N records (default {}, or EZPZ_RUNS_KEEP; "
+                               "none with --older-than alone)",
+                               k_default_runs_kept))
+      ->type_name("N");
+  o.prune
+      ->add_option("--older-than", o.older_than,
+                   "Only records that ended longer ago than AGE: 90s, 30m, 12h, 7d, 2w")
+      ->type_name("AGE");
+  o.prune->add_flag("--dry-run", o.dry_run, "List what would be removed");
+  add_verbosity_flags(*o.prune, globals);
+}
+
+}  // namespace
+
 CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
   CLI::App* cmd = app.add_subcommand("runs", "List the runs ezpz launch recorded here");
   add_verbosity_flags(*cmd, globals);
   cmd->add_option("--runs-dir", o.runs_dir, "Where the records are (EZPZ_RUNS_DIR, .ezpz/runs)");
-  cmd->add_option("-n,--last", o.limit, "How many runs to list (20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--last", o.limit, "How many runs to list, newest first (20)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-n", o.old_limit)->check(CLI::PositiveNumber)->group("");  // --last's old name
   o.show = cmd->add_subcommand("show", "Print one run: its summary and each attempt's verdict");
-  o.show->add_option("ID", o.show_id, "The run's id, or the start of it")->required();
+  o.show->add_option("ID", o.show_id, "The run's id, the start of it, or last (the default)");
   add_verbosity_flags(*o.show, globals);
+  setup_prune(*cmd, o, globals);
   cmd->footer(
       "Examples:\n"
       "  ezpz runs\n"
+      "  ezpz runs show                    # the newest run (also: ezpz runs show last)\n"
       "  ezpz runs show 20261122-0958      # any unique start of the id\n"
-      "Each run's files: .ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/{output.log,verdict.json}}");
+      "  ezpz runs prune --keep 10\n"
+      "  ezpz runs prune --older-than 7d --dry-run\n"
+      "Each run's files: "
+      ".ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/{output.log,verdict.json}}\n"
+      "A launch keeps the newest EZPZ_RUNS_KEEP records (50; all: never prune).");
   return cmd;
 }
 
-int run_runs(const RunsOptions& o, const Context& context) {
-  const std::string dir = sys::runs_directory(o.runs_dir, context.env);
-  if (o.show->parsed()) {
-    const std::string run_dir = sys::find_run(dir, o.show_id);
-    std::fputs(run_details(sys::read_run(run_dir), sys::attempt_verdicts(run_dir), run_dir).c_str(),
-               stdout);
+namespace {
+
+std::string absolute(const std::string& dir) {
+  std::error_code ignored;
+  return std::filesystem::absolute(dir, ignored).lexically_normal().string();
+}
+
+int show_run(const RunsOptions& o, const std::string& dir) {
+  const bool newest = o.show_id.empty() || o.show_id == "last";
+  const std::string run_dir = newest ? sys::newest_run(dir) : sys::find_run(dir, o.show_id);
+  std::fputs(run_details(sys::read_run(run_dir), sys::attempt_verdicts(run_dir), run_dir).c_str(),
+             stdout);
+  return 0;
+}
+
+PruneRule prune_rule(const RunsOptions& o, const Context& context) {
+  PruneRule rule{o.keep, std::nullopt};
+  if (o.older_than) {
+    rule.older_than = parse_age(*o.older_than);
+    if (!rule.older_than) {
+      throw Error(fmt::format("--older-than {}: expected an age such as 90s, 30m, 12h, 7d or 2w",
+                              *o.older_than));
+    }
+  }
+  if (rule.keep || rule.older_than) return rule;
+  RunsKept kept = runs_kept(context.env);
+  if (!kept.warning.empty()) throw Error(kept.warning);
+  rule.keep = kept.newest;
+  return rule;
+}
+
+int prune(const RunsOptions& o, const Context& context, const std::string& dir) {
+  const PruneRule rule = prune_rule(o, context);
+  if (!rule.keep && !rule.older_than) {  // EZPZ_RUNS_KEEP=all
+    std::printf("EZPZ_RUNS_KEEP=all: nothing removed from %s\n", absolute(dir).c_str());
     return 0;
   }
+  sys::PruneResult result = sys::prune_runs(dir, rule, o.dry_run);
+  for (const std::string& id : result.removed) {
+    std::printf("%s %s\n", o.dry_run ? "would remove" : "removed", id.c_str());
+  }
+  std::printf("%s %zu of %zu run records in %s\n", o.dry_run ? "would remove" : "removed",
+              result.removed.size(), result.total, absolute(dir).c_str());
+  return 0;
+}
+
+void say_where(const std::string& dir, std::size_t total, std::size_t shown) {
+  if (!log::enabled(log::Level::warn)) return;
+  std::string more = shown < total ? fmt::format("; the newest {} shown (--last N)", shown) : "";
+  log::write("ezpz: ", fmt::format("{} run{} recorded in {}{}", total, total == 1 ? "" : "s",
+                                   absolute(dir), more));
+}
+
+}  // namespace
+
+int run_runs(const RunsOptions& o, const Context& context) {
+  const std::string dir = sys::runs_directory(o.runs_dir, context.env);
+  if (o.show->parsed()) return show_run(o, dir);
+  if (o.prune->parsed()) return prune(o, context, dir);
+  int limit = o.limit;
+  if (o.old_limit) {
+    log::warn("runs -n is deprecated (-n is ranks elsewhere): use --last {}", *o.old_limit);
+    limit = *o.old_limit;
+  }
   std::vector<ListedRun> runs = sys::list_runs(dir);
-  if (runs.size() > static_cast<std::size_t>(o.limit)) runs.resize(o.limit);
+  const std::size_t total = runs.size();
+  if (runs.size() > static_cast<std::size_t>(limit)) runs.resize(limit);
+  say_where(dir, total, runs.size());
   std::fputs(runs_table(runs).c_str(), stdout);
   return 0;
 }

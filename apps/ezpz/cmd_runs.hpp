@@ -11,15 +11,20 @@ namespace ezpz {
 
 struct RunsOptions {
   std::optional<std::string> runs_dir;  // --runs-dir; else EZPZ_RUNS_DIR, .ezpz/runs
-  int limit = 20;
-  std::string show_id;  // `ezpz runs show ID`
+  int limit = 20;                       // --last
+  std::optional<int> old_limit;         // -n: --last's old name (-n is ranks elsewhere)
+  std::string show_id;                  // `ezpz runs show [ID|last]`: empty or "last" is the newest
   CLI::App* show = nullptr;
+  std::optional<std::size_t> keep;        // `ezpz runs prune --keep N`
+  std::optional<std::string> older_than;  // `--older-than AGE`
+  bool dry_run = false;                   // `--dry-run`
+  CLI::App* prune = nullptr;
 };
 
 // Declares `ezpz runs` and `ezpz runs show` on `app`.
 CLI::App* setup_runs(CLI::App& app, RunsOptions& options, GlobalOptions& globals);
 
-// Lists recent runs, or prints one.
+// Lists recent runs, prints one, or prunes old ones.
 int run_runs(const RunsOptions& options, const Context& context);
 
 }  // namespace ezpz

@@ -74,14 +74,19 @@ struct Node {
   std::string destination;  // DST with {host}/{index} filled in
 };
 
-Node this_node(const MpiSession& mpi, const Options& o) {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
+// The variables that name this node (yeet::node_name, yeet::host_in_shell).
+Env naming_env() {
   Env env;
   for (const char* name : {"SLURMD_NODENAME", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME"}) {
     if (const char* value = std::getenv(name)) env[name] = value;
   }
-  Node node{mpi.rank(), mpi.size(), yeet::node_name(env, host), host, ""};
+  return env;
+}
+
+Node this_node(const MpiSession& mpi, const Options& o) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  Node node{mpi.rank(), mpi.size(), yeet::node_name(naming_env(), host), host, ""};
   node.destination =
       yeet::normal_destination(yeet::expand_destination(o.destination, node.name, node.rank));
   return node;
@@ -422,7 +427,8 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
   yeet::EnvKind kind = fs::exists(example + "/conda-meta") ? yeet::EnvKind::conda
                        : fs::exists(example + "/pyvenv.cfg") ? yeet::EnvKind::venv
                                                             : yeet::EnvKind::other;
-  std::printf("%s\n", yeet::usage_hint(kind, o.destination).c_str());
+  std::printf("%s\n",
+              yeet::usage_hint(kind, o.destination, yeet::host_in_shell(naming_env())).c_str());
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <csignal>
+#include <iterator>
 #include <utility>
 
 #include <fmt/format.h>
@@ -34,6 +35,14 @@ std::optional<std::string> environ_value(std::string_view block, std::string_vie
   return std::nullopt;
 }
 
+std::string job_id_of(const std::function<std::optional<std::string>(std::string_view)>& lookup) {
+  for (std::string_view name : k_job_id_variables) {
+    std::optional<std::string> value = lookup(name);
+    if (value && !value->empty()) return *value;
+  }
+  return "";
+}
+
 std::vector<Process> select_targets(const std::vector<Process>& processes,
                                     std::string_view run_id, int self,
                                     std::string_view own_run_id) {
@@ -45,6 +54,31 @@ std::vector<Process> select_targets(const std::vector<Process>& processes,
     targets.push_back(p);
   }
   return targets;
+}
+
+std::vector<Process> of_job(const std::vector<Process>& processes, std::string_view job_id) {
+  std::vector<Process> found;
+  std::copy_if(processes.begin(), processes.end(), std::back_inserter(found),
+               [&](const Process& p) { return p.job_id == job_id; });
+  return found;
+}
+
+std::vector<std::string> describe_runs(const std::vector<Process>& processes) {
+  std::vector<std::string> runs;  // in order of first appearance
+  for (const Process& p : processes) {
+    if (std::find(runs.begin(), runs.end(), p.run_id) == runs.end()) runs.push_back(p.run_id);
+  }
+  std::vector<std::string> lines;
+  for (const std::string& run : runs) {
+    auto first = std::find_if(processes.begin(), processes.end(),
+                              [&](const Process& p) { return p.run_id == run; });
+    auto count = std::count_if(processes.begin(), processes.end(),
+                               [&](const Process& p) { return p.run_id == run; });
+    std::string job = first->job_id.empty() ? "" : fmt::format(" (job {})", first->job_id);
+    lines.push_back(fmt::format("{}{}: {} process{}: {}", run, job, count, count == 1 ? "" : "es",
+                                first->command));
+  }
+  return lines;
 }
 
 std::vector<Process> controllers(const std::vector<Process>& targets,
@@ -59,7 +93,13 @@ std::vector<Process> controllers(const std::vector<Process>& targets,
     std::string command = parent_command(p.parent);
     std::string program = command.substr(0, command.find(' '));
     std::string name = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
-    if (name == "ezpz") found.push_back({p.parent, p.run_id, command, 0});
+    if (name == "ezpz") {
+      found.push_back({.pid = p.parent,
+                       .run_id = p.run_id,
+                       .command = command,
+                       .parent = 0,
+                       .job_id = p.job_id});
+    }
   }
   return found;
 }

@@ -12,6 +12,7 @@
 
 #include "ezpz/allocation.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/render.hpp"
 
 namespace ezpz::yeet {
 namespace {
@@ -377,21 +378,48 @@ std::optional<ScriptPython> python_of_script(std::string_view head) {
   return split_python_path(interpreter);
 }
 
-std::string usage_hint(EnvKind kind, std::string_view destination) {
+std::string host_in_shell(const Env& env) {
+  return get_nonempty(env, "SLURMD_NODENAME") ? "${SLURMD_NODENAME:-$(hostname -s)}"
+                                              : "$(hostname -s)";
+}
+
+std::string shell_destination(std::string_view destination, std::string_view host_expression) {
+  constexpr std::string_view k_host = "{host}";
+  if (destination.find(k_host) == std::string_view::npos) return shell_quote(destination);
+  std::string word = "\"";
+  for (std::size_t at = 0; at < destination.size(); ++at) {
+    if (destination.substr(at, k_host.size()) == k_host) {
+      word += host_expression;
+      at += k_host.size() - 1;
+      continue;
+    }
+    if (std::string_view("\"$`\\").find(destination[at]) != std::string_view::npos) word += '\\';
+    word += destination[at];
+  }
+  return word + "\"";
+}
+
+std::string usage_hint(EnvKind kind, std::string_view destination,
+                       std::string_view host_expression) {
+  const std::string where = std::string(destination);
+  const std::string index_note =
+      where.find("{index}") == std::string::npos
+          ? ""
+          : "\n({index} is each node's index in the job, 0 on the first: put it in by hand)";
   switch (kind) {
     case EnvKind::venv:
       return fmt::format(
           "To use it on every node:\n"
-          "  deactivate 2>/dev/null; source {0}/bin/activate\n"
+          "  deactivate 2>/dev/null; source {0}\n"
           "  ezpz launch -- python3 train.py\n"
-          "(the copy is node-local: activate it in the job, where the ranks run)",
-          destination);
+          "(the copy is node-local: activate it in the job, where the ranks run){1}",
+          shell_destination(where + "/bin/activate", host_expression), index_note);
     case EnvKind::conda:
       return fmt::format(
           "To use it on every node:\n"
           "  conda deactivate; conda activate {0}\n"
-          "  ezpz launch -- python3 train.py",
-          destination);
+          "  ezpz launch -- python3 train.py{1}",
+          shell_destination(where, host_expression), index_note);
     case EnvKind::other: break;
   }
   return fmt::format("Staged to {} on every node.", destination);

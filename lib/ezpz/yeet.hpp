@@ -174,9 +174,21 @@ struct ScriptPython {
 };
 std::optional<ScriptPython> python_of_script(std::string_view head);
 
-// How to use the copy, printed at the end.
+// How a shell names the node as node_name does, for a line a user pastes on a
+// node: "${SLURMD_NODENAME:-$(hostname -s)}" under Slurm (`env` has
+// SLURMD_NODENAME), else "$(hostname -s)". (Hydra's per-host name exists only
+// in the processes it starts; on a real cluster it is the node's name too.)
+std::string host_in_shell(const Env& env);
+
+// DST as one shell word a user can paste on any node: "{host}" becomes
+// `host_expression` inside double quotes; without "{host}", quoted only when needed.
+std::string shell_destination(std::string_view destination, std::string_view host_expression);
+
+// How to use the copy, printed at the end: commands a user can paste, with
+// "{host}" in DST as `host_expression` (host_in_shell).
 enum class EnvKind { venv, conda, other };
-std::string usage_hint(EnvKind kind, std::string_view destination);
+std::string usage_hint(EnvKind kind, std::string_view destination,
+                       std::string_view host_expression = "$(hostname -s)");
 
 // "1.2 GiB", "512 B".
 std::string format_bytes(double bytes);

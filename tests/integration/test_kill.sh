@@ -96,6 +96,9 @@ expect_eq "bad signal: message" \
 
 # --- every node of a (simulated) PBS job, through the launcher -------------------
 start_fake_pbs_job
+# A job id of this test's own: inside a job, kill --all-nodes stops that job's runs, and
+# other tests simulate job 4242.pbs-sim too.
+pbs_env+=(PBS_JOBID="kill-$marker_base.pbs-sim")
 launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" "$@"; }
 sleeper2="sleep ${marker_base}82"
 on_exit "kill_marked '$sleeper2'"
@@ -103,7 +106,8 @@ start_launch pbs "$EZPZ_BIN" launch -- $sleeper2
 expect_true "all nodes: 4 ranks on n01, n02 start" wait_until 10 has_count 4 "$sleeper2"
 run_ezpz everywhere -v kill --all-nodes
 expect_eq "all nodes: exit status" 0 "$rc"
-expect_match "all nodes: one kill rank per node" "ezpz: running: mpiexec -n 2 -ppn 1 -f [^ ]+ [^ ]+/ezpz kill --on-node " "$err"
+expect_match "all nodes: one kill rank per node, for this job's runs" \
+  "ezpz: running: mpiexec -n 2 -ppn 1 -f [^ ]+ [^ ]+/ezpz kill --on-node .* --job kill-$marker_base.pbs-sim" "$err"
 expect_true "all nodes: the job's ranks are gone" wait_until 10 has_count 0 "$sleeper2"
 expect_true "all nodes: the decoy lives" alive "$decoy"
 expect_true "all nodes: the launch ends" wait_until 10 dead "$launch_pid"

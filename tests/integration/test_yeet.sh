@@ -33,7 +33,9 @@ source_bytes=$(find "$src" -type f -printf '%i %s\n' | sort -u | awk '{ n += $2 
 expect_match "first: every source byte read once" "read $source_bytes source bytes once" "$out"
 for node in "${nodes[@]}"; do expect_moved_copy "first $node" "$src" "$(node_dst "$node")"; done
 expect_eq "first: no staging directories left" "" "$(staging_dirs "$scratch/nodes")"
-expect_match "first: says how to use it" "source $scratch/nodes/\{host\}/venv/bin/activate" "$out"
+# {host} as a shell names the node: a line that can be pasted (it printed {host} itself).
+expect_true "first: says how to use it, in words a shell takes" grep -qxF \
+  "  deactivate 2>/dev/null; source \"$scratch/nodes/\$(hostname -s)/venv/bin/activate\"" <<<"$out"
 
 # --- unchanged source: nothing moves -------------------------------------------
 inode_before=$(stat -c %i "$(node_dst n02)")
@@ -185,7 +187,8 @@ printf 'ELF' >"$conda_src/bin/python" && chmod +x "$conda_src/bin/python"
 nuls_as_spaces() { tr '\0' ' ' <"$1" | tr -s ' '; }
 yeet conda "$conda_src" --dst "$scratch/nodes/{host}/conda"
 expect_eq "conda: exit status" 0 "$rc"
-expect_match "conda: says how to use it" "conda activate $scratch/nodes/\{host\}/conda" "$out"
+expect_true "conda: says how to use it, in words a shell takes" grep -qxF \
+  "  conda deactivate; conda activate \"$scratch/nodes/\$(hostname -s)/conda\"" <<<"$out"
 for node in "${nodes[@]}"; do
   dst=$(node_dst "$node" conda)
   expect_eq "conda $node: the activation hook" "export DEMO_HOME=$dst/share" \

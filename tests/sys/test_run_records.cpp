@@ -9,10 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ezpz/error.hpp"
 #include "ezpz/sys/world.hpp"
@@ -122,4 +125,75 @@ TEST_CASE("find_run takes the whole id or a unique start of it", "[records]") {
   CHECK_THROWS_WITH(ezpz::sys::find_run(runs, "20261122"),
                     "runs: 20261122 matches 2 runs in " + runs + "; give more of the id");
   CHECK_THROWS_WITH(ezpz::sys::find_run(runs, "2025"), "runs: no run 2025 in " + runs);
+}
+
+namespace {
+
+// A record whose run ended (exit code 0), its lock free, written `age` ago.
+void write_finished_run(const std::string& runs, const std::string& id,
+                        std::chrono::seconds age = std::chrono::seconds(0)) {
+  { RunRecorder made(runs, id); }  // made, locked, and released at once
+  RunSummary r;
+  r.id = id;
+  r.launched_on = ezpz::sys::hostname();
+  r.exit_code = 0;
+  const std::string path = runs + "/" + id + "/run.json";
+  std::ofstream(path) << ezpz::summary_json(r);
+  fs::last_write_time(path, fs::file_time_type::clock::now() - age);
+}
+
+std::vector<std::string> names_in(const std::string& runs) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(runs)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("prune keeps the newest N records and every run still going", "[records]") {
+  TempDir dir;
+  const std::string runs = dir / "runs";
+  for (const char* id : {"20261120-000000-n01-1", "20261121-000000-n01-1", "20261123-000000-n01-1"})
+    write_finished_run(runs, id);
+  // The oldest of all is still running: its ezpz holds the lock.
+  std::optional<RunRecorder> running(std::in_place, runs, "20261119-000000-n01-1");
+  write_open_summary(running->directory(), running->id(), ezpz::sys::hostname());
+  fs::create_directories(runs + "/20261118-000000-n01-1");  // being created: no run.json yet
+
+  ezpz::sys::PruneResult dry = ezpz::sys::prune_runs(runs, {1, std::nullopt}, true);
+  CHECK(dry.removed == std::vector<std::string>{"20261121-000000-n01-1", "20261120-000000-n01-1"});
+  CHECK(dry.total == 5);
+  CHECK(names_in(runs).size() == 5);  // a dry run removes nothing
+
+  ezpz::sys::PruneResult done = ezpz::sys::prune_runs(runs, {1, std::nullopt}, false);
+  CHECK(done.removed == dry.removed);
+  CHECK(names_in(runs) == std::vector<std::string>{"20261118-000000-n01-1", "20261119-000000-n01-1",
+                                                   "20261123-000000-n01-1"});
+  running.reset();  // its ezpz died without recording an end: lost, and now it may go
+  CHECK(ezpz::sys::prune_runs(runs, {1, std::nullopt}, false).removed ==
+        std::vector<std::string>{"20261119-000000-n01-1"});
+}
+
+TEST_CASE("prune --older-than removes only records that ended long enough ago", "[records]") {
+  TempDir dir;
+  const std::string runs = dir / "runs";
+  write_finished_run(runs, "20261120-000000-n01-1", std::chrono::hours(24 * 8));
+  write_finished_run(runs, "20261121-000000-n01-1", std::chrono::hours(24 * 6));
+  write_finished_run(runs, "20261122-000000-n01-1", std::chrono::hours(24 * 9));
+  const std::chrono::seconds week(7 * 86400);
+  CHECK(ezpz::sys::prune_runs(runs, {1, week}, false).removed ==
+        std::vector<std::string>{"20261120-000000-n01-1"});  // the newest is kept, old or not
+  CHECK(ezpz::sys::prune_runs(runs, {std::nullopt, week}, false).removed ==
+        std::vector<std::string>{"20261122-000000-n01-1"});
+  CHECK(names_in(runs) == std::vector<std::string>{"20261121-000000-n01-1"});
+}
+
+TEST_CASE("the newest run, for runs show without an id", "[records]") {
+  TempDir dir;
+  const std::string runs = dir / "runs";
+  CHECK_THROWS_WITH(ezpz::sys::newest_run(runs), "runs: no runs recorded in " + runs);
+  write_finished_run(runs, "20261121-000000-n01-1");
+  write_finished_run(runs, "20261122-000000-n01-1");
+  CHECK(ezpz::sys::newest_run(runs) == runs + "/20261122-000000-n01-1");
 }

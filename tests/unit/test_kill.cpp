@@ -77,3 +77,36 @@ TEST_CASE("the launching ezpz is signalled first", "[kill]") {
   CHECK(found[0].command == "/opt/ezpz/bin/ezpz launch -- python3 train.py");
   CHECK(controllers(targets, parent_command, 100).empty());  // never ourselves
 }
+
+TEST_CASE("a process's job: PBS_JOBID, else SLURM_JOB_ID, else SLURM_JOBID", "[kill]") {
+  auto job_in = [](const std::string& block) {
+    return job_id_of([&](std::string_view name) { return environ_value(block, name); });
+  };
+  CHECK(job_in("PBS_JOBID=4242.pbs\0SLURM_JOB_ID=7\0"s) == "4242.pbs");
+  CHECK(job_in("SLURM_JOBID=8\0SLURM_JOB_ID=7\0"s) == "7");
+  CHECK(job_in("PBS_JOBID=\0SLURM_JOBID=8\0"s) == "8");  // empty is unset, as schedulers/ reads it
+  CHECK(job_in("HOME=/h\0"s).empty());
+}
+
+TEST_CASE("a job's runs, and one line per run", "[kill]") {
+  const std::vector<Process> all = {
+      {.pid = 11,
+       .run_id = "r1",
+       .command = "mpiexec -n 2 sleep 9",
+       .parent = 0,
+       .job_id = "4242.pbs"},
+      {.pid = 12, .run_id = "r2", .command = "sleep 9", .parent = 0, .job_id = "4243.pbs"},
+      {.pid = 13, .run_id = "r1", .command = "sleep 9", .parent = 0, .job_id = "4242.pbs"},
+      {.pid = 14, .run_id = "r3", .command = "sleep 8", .parent = 0, .job_id = ""},
+  };
+  std::vector<Process> job = of_job(all, "4242.pbs");
+  REQUIRE(job.size() == 2);
+  CHECK(job[0].pid == 11);
+  CHECK(job[1].pid == 13);
+  CHECK(of_job(all, "4242").empty());  // a job id is matched whole
+  CHECK(describe_runs(all) == std::vector<std::string>{
+                                  "r1 (job 4242.pbs): 2 processes: mpiexec -n 2 sleep 9",
+                                  "r2 (job 4243.pbs): 1 process: sleep 9",
+                                  "r3: 1 process: sleep 8",
+                              });
+}

@@ -607,7 +607,11 @@ TEST_CASE("bundled profiles are chosen by real host names", "[profile]") {
       {"sophia-gpu-07", {}, SchedulerKind::pbs, "sophia"},
       {"frontier08123", {}, SchedulerKind::slurm, "frontier"},
       {"login03.frontier.olcf.ornl.gov", {}, SchedulerKind::local, "frontier"},
-      {"nid001234", {}, SchedulerKind::slurm, "perlmutter"},
+      {"nid001234", {{"NERSC_HOST", "perlmutter"}}, SchedulerKind::slurm, "perlmutter"},
+      {"login31", {{"NERSC_HOST", "perlmutter"}}, SchedulerKind::local, "perlmutter"},
+      // Every HPE Cray EX names its compute nodes nid*: LUMI's and Alps's are not Perlmutter.
+      {"nid001234", {}, SchedulerKind::slurm, "generic-slurm"},
+      {"nid005678", {{"NERSC_HOST", "muller"}}, SchedulerKind::slurm, "generic-slurm"},
       {"login03", {}, SchedulerKind::local, "local"},
       {"cluster-node-9", {}, SchedulerKind::pbs, "generic-pbs"},
       {"cluster-node-9", {}, SchedulerKind::slurm, "generic-slurm"},

@@ -368,6 +368,30 @@ TEST_CASE("the hint says how to use the copy", "[yeet]") {
   CHECK(usage_hint(EnvKind::other, "/tmp/data") == "Staged to /tmp/data on every node.");
 }
 
+TEST_CASE("the hint can be pasted: {host} is how a shell names the node", "[yeet]") {
+  // It printed "source /tmp/x-{host}/bin/activate": a path that exists on no node.
+  CHECK(usage_hint(EnvKind::venv, "/tmp/x-{host}") ==
+        "To use it on every node:\n"
+        "  deactivate 2>/dev/null; source \"/tmp/x-$(hostname -s)/bin/activate\"\n"
+        "  ezpz launch -- python3 train.py\n"
+        "(the copy is node-local: activate it in the job, where the ranks run)");
+  CHECK(usage_hint(EnvKind::conda, "/lus/{host}/c", host_in_shell({{"SLURMD_NODENAME", "n1"}})) ==
+        "To use it on every node:\n"
+        "  conda deactivate; conda activate \"/lus/${SLURMD_NODENAME:-$(hostname -s)}/c\"\n"
+        "  ezpz launch -- python3 train.py");
+  CHECK(usage_hint(EnvKind::conda, "/lus/{host}-{index}") ==
+        "To use it on every node:\n"
+        "  conda deactivate; conda activate \"/lus/$(hostname -s)-{index}\"\n"
+        "  ezpz launch -- python3 train.py\n"
+        "({index} is each node's index in the job, 0 on the first: put it in by hand)");
+  CHECK(host_in_shell({{"MPIR_CVAR_CH3_INTERFACE_HOSTNAME", "n02"}}) == "$(hostname -s)");
+  // The rest of the path stays what it says, inside double quotes or not.
+  CHECK(shell_destination("/tmp/a b/{host}/$HOME`x`\"\\", "$(hostname -s)") ==
+        "\"/tmp/a b/$(hostname -s)/\\$HOME\\`x\\`\\\"\\\\\"");
+  CHECK(shell_destination("/tmp/a b", "$(hostname -s)") == "'/tmp/a b'");
+  CHECK(shell_destination("/tmp/v", "$(hostname -s)") == "/tmp/v");
+}
+
 TEST_CASE("progress shows bytes, rate, nodes and ETA", "[yeet]") {
   CHECK(format_bytes(512) == "512 B");
   CHECK(format_bytes(1536) == "1.5 KiB");

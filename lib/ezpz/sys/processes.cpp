@@ -85,11 +85,17 @@ std::vector<kill::Process> list_processes() {
     if (!pid) continue;
     auto environ = read_file_if_present(entry.path().string() + "/environ");
     if (!environ) continue;  // another user's, or gone
-    kill::Process process{static_cast<int>(*pid),
-                          kill::environ_value(*environ, kill::k_run_id_variable).value_or(""), "", 0};
+    kill::Process process{
+        .pid = static_cast<int>(*pid),
+        .run_id = kill::environ_value(*environ, kill::k_run_id_variable).value_or(""),
+        .command = "",
+        .parent = 0,
+        .job_id = ""};
     if (process.run_id.empty()) continue;
     process.command = command_of(process.pid);
     process.parent = parent_of(process.pid);
+    process.job_id =
+        kill::job_id_of([&](std::string_view name) { return kill::environ_value(*environ, name); });
     processes.push_back(std::move(process));
   }
   return processes;

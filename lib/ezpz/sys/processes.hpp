@@ -12,7 +12,7 @@ namespace ezpz::sys {
 std::string make_run_id(const std::string& host);
 
 // Every process on this node tagged with an EZPZ_RUN_ID whose environment
-// this user can read.
+// this user can read, with the scheduler job it belongs to.
 std::vector<kill::Process> list_processes();
 
 // The command line of `pid` (words joined by spaces); empty when it is gone.

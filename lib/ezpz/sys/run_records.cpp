@@ -153,6 +153,56 @@ std::string find_run(const std::string& runs_dir, const std::string& id) {
   return (fs::path(runs_dir) / *name).string();
 }
 
+std::string newest_run(const std::string& runs_dir) {
+  std::vector<ListedRun> runs = list_runs(runs_dir);
+  if (runs.empty()) throw Error(fmt::format("runs: no runs recorded in {}", runs_dir));
+  return (fs::path(runs_dir) / runs.front().summary.id).string();
+}
+
+namespace {
+
+std::vector<std::string> record_names(const std::string& runs_dir) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(runs_dir, error)) {
+    if (entry.is_directory(error)) names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
+// Since run.json was last written: when the run ended, for a run that is over.
+std::chrono::seconds record_age(const std::string& run_dir) {
+  std::error_code error;
+  auto written = fs::last_write_time(summary_path(run_dir), error);
+  if (error) return std::chrono::seconds(0);
+  return std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() -
+                                                          written);
+}
+
+bool prunable_record(const std::string& run_dir, const PruneRule& rule) {
+  try {
+    const ListedRun run = read_run(run_dir);
+    return prunable(run.state, lock_held(run_dir), record_age(run_dir), rule);
+  } catch (const Error&) {
+    return false;  // not a run, one still being created, or damaged: `runs show` names it
+  }
+}
+
+}  // namespace
+
+PruneResult prune_runs(const std::string& runs_dir, const PruneRule& rule, bool dry_run) {
+  std::vector<std::string> names = record_names(runs_dir);
+  PruneResult result{{}, names.size()};
+  for (const std::string& name : beyond_newest(std::move(names), rule.keep)) {
+    const std::string run_dir = (fs::path(runs_dir) / name).string();
+    if (!prunable_record(run_dir, rule)) continue;
+    std::error_code error;
+    if (!dry_run) fs::remove_all(run_dir, error);
+    if (!error) result.removed.push_back(name);
+  }
+  return result;
+}
+
 std::vector<std::string> attempt_verdicts(const std::string& run_dir) {
   std::vector<std::string> verdicts;
   for (int attempt = 1;; ++attempt) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ezpz/env.hpp"
+#include "ezpz/run_prune.hpp"
 #include "ezpz/run_record.hpp"
 
 namespace ezpz::sys {
@@ -54,6 +55,20 @@ std::vector<ListedRun> list_runs(const std::string& runs_dir);
 // The directory of the run whose id is `id` or starts with it (match_run_id).
 // Throws Error when none or several match.
 std::string find_run(const std::string& runs_dir, const std::string& id);
+
+// The newest run's directory; throws Error when `runs_dir` holds none.
+std::string newest_run(const std::string& runs_dir);
+
+// What prune_runs removed (or, dry, would remove): run ids, newest first, and how
+// many records there were.
+struct PruneResult {
+  std::vector<std::string> removed;
+  std::size_t total = 0;
+};
+
+// Removes the records of `runs_dir` that `rule` lets go (prunable). Best effort:
+// what cannot be read or removed stays, and nothing throws.
+PruneResult prune_runs(const std::string& runs_dir, const PruneRule& rule, bool dry_run);
 
 // The verdict.json texts of a run's attempts, in attempt order.
 std::vector<std::string> attempt_verdicts(const std::string& run_dir);
