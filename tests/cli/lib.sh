@@ -19,9 +19,13 @@ trap 'rm -rf "$scratch"' EXIT
 exec {held_stdin}<> <(:)
 exec 0<&"$held_stdin"
 
+# The PATH a test gives ezpz: the system's directories (tests/integration/common.sh puts
+# its pinned MPI programs first).
+system_path=/usr/local/bin:/usr/bin:/bin
+
 # A minimal environment: nothing from the developer's shell leaks into a test.
 clean_env() {
-  env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="$scratch/home" EZPZ_RUN_DIR="$scratch/run" \
+  env -i PATH="$system_path" HOME="$scratch/home" EZPZ_RUN_DIR="$scratch/run" \
     EZPZ_RUNS_DIR="$scratch/runs" \
     MASTER_PORT=29500 "$@"
 }
