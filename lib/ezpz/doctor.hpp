@@ -114,6 +114,7 @@ struct Snapshot {
   std::string launcher_program;
   std::optional<std::string> launcher_path;  // on PATH; nullopt when not found
   ProgramRun launcher_version;               // not run when the launcher has no --version
+  ProgramRun torchrun_trial;  // torchrun_trial_argv(), run only when the launcher is torchrun
   // `ezpz-smoke --probe`; `trainer_error` says why there is none to run.
   std::optional<std::string> trainer_path;
   std::string trainer_error;
@@ -154,6 +155,10 @@ YeetTarget yeet_target(const Env& env);
 
 // The program a dialect runs first ("mpiexec" for pals and hydra, "srun", ...).
 std::string launcher_program(std::string_view dialect);
+
+// torchrun at `path` as `ezpz launch` starts it on one host, running one rank of `true`:
+// whatever would stop a job's torchrun from starting stops this.
+std::vector<std::string> torchrun_trial_argv(const std::string& path);
 
 // Whether a `.netrc` text has a `machine <host>` entry (its password is never kept).
 bool netrc_has_machine(std::string_view netrc_text, std::string_view host);
