@@ -14,7 +14,10 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
   cmd->prefix_command();
   add_plan_options(*cmd, o.plan);
   add_attempt_options(*cmd, o.attempts);
-  cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
+  cmd->callback([&o, cmd] {
+    o.command = cmd->remaining();
+    o.plan.output_watched = o.attempts.idle_timeout_s > 0;
+  });
   cmd->footer(
       "Command: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]\n\n"
       "Examples:\n"
