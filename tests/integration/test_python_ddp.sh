@@ -26,16 +26,7 @@ launch_env() { clean_env env -u MASTER_PORT "$@"; }
 
 # expected_ddp ADDR PPN HOST...: the sorted lines of PPN ranks on each HOST in
 # order, every one seeing MASTER_ADDR=ADDR and parameters that match.
-expected_ddp() {
-  local addr=$1 ppn=$2; shift 2
-  local world=$(($# * ppn)) rank=0 host local_rank
-  for host in "$@"; do
-    for ((local_rank = 0; local_rank < ppn; local_rank++)); do
-      echo "ddp rank=$rank local=$local_rank size=$world lsize=$ppn addr=$addr host=$host params=match"
-      rank=$((rank + 1))
-    done
-  done | sort
-}
+expected_ddp() { rank_lines "$@" | sed 's/^/ddp /; s/$/ params=match/'; }
 # expect_ddp NAME ADDR PPN HOST...: the last run exited 0 and each rank printed its line once.
 expect_ddp() {
   local name=$1; shift

@@ -153,16 +153,7 @@ slurm_reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_
 
 # expected_ranks PPN HOST...: reporter lines (without ports) for PPN ranks on
 # each HOST in order, master on the first.
-expected_ranks() {
-  local ppn=$1; shift
-  local world=$(($# * ppn)) rank=0 host local_rank
-  for host in "$@"; do
-    for ((local_rank = 0; local_rank < ppn; local_rank++)); do
-      echo "rank=$rank local=$local_rank size=$world lsize=$ppn addr=$1 host=$host"
-      rank=$((rank + 1))
-    done
-  done | sort
-}
+expected_ranks() { local ppn=$1; shift; rank_lines "$1" "$ppn" "$@"; }
 
 # Each node's slurmd log size when the last job was submitted: only what the
 # logs gained since then is searched (the logs outlive clusters and job ids).
