@@ -3,26 +3,6 @@
 # and every test cleans up what it started, by pid, on any exit.
 source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
 
-# --- Which MPI: pinned, never whichever one Debian's alternatives chose ----------
-# With MPICH and Open MPI both installed, `mpiexec`, `mpirun` and `mpicc` may point at
-# either. The suite means MPICH's Hydra by `mpiexec` (ezpz's hydra dialect) and MPICH's
-# `mpicc`, and Open MPI's by `mpirun` (the openmpi dialect): links to each by its own
-# name, in a directory that comes first on the test's PATH and on every PATH it gives
-# ezpz. Where a name is missing (not Debian) the one on PATH stays; require_mpiexec
-# then checks what it is. Hydra starts the hydra_pmi_proxy beside the mpiexec it was
-# run as, so that goes there too.
-mpi_bin="$scratch/mpi-bin"
-mkdir -p "$mpi_bin"
-for pinned in mpiexec=mpiexec.hydra hydra_pmi_proxy=hydra_pmi_proxy mpicc=mpicc.mpich \
-              mpirun=mpirun.openmpi; do
-  if target=$(PATH=$system_path command -v "${pinned#*=}"); then
-    ln -s "$target" "$mpi_bin/${pinned%%=*}"
-  fi
-done
-unset pinned target
-system_path="$mpi_bin:$system_path"
-PATH="$mpi_bin:$PATH"
-
 # A marker unique to this run, for `sleep MARKER.N` rank processes that can be
 # found (and counted) without mistaking anybody else's.
 marker_base="5$((RANDOM % 9)).$$"
