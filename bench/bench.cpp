@@ -130,7 +130,8 @@ void usage(FILE* out) {
       "  --warmup N   untimed runs of each case first (default 5)\n"
       "  --bin-dir    directory holding ezpz and ezpz-rankenv (default: the build tree\n"
       "               this harness was built in, else the harness's own directory/..)\n"
-      "  --mpiexec    the mpiexec to compare with (default: first on %s)\n"
+      "  --mpiexec    the mpiexec to compare with, and the one ezpz runs (default:\n"
+      "               mpiexec.hydra, else mpiexec, on %s)\n"
       "  --csv FILE   append every sample: group,case,run,ms,maxrss_kb\n"
       "  --keep-tmp   keep the scratch directory (nodefiles, written hostfiles)\n"
       "  --commands   print each case's exact command line and environment\n"
@@ -552,7 +553,7 @@ struct Setup {
 
 // A clean environment: no PBS_*, SLURM_*, EZPZ_* or MASTER_* from the caller.
 std::vector<std::string> base_env(const Setup& s) {
-  return {std::string("PATH=") + k_path, "HOME=" + s.scratch + "/home",
+  return {"PATH=" + s.scratch + "/mpi-bin:" + k_path, "HOME=" + s.scratch + "/home",
           "EZPZ_RUN_DIR=" + s.scratch + "/run"};
 }
 
@@ -1452,6 +1453,16 @@ std::string cpu_model() {
   return "unknown cpu";
 }
 
+// ezpz runs `mpiexec` from PATH: base_env puts this link to s.mpiexec first. Hydra starts
+// the hydra_pmi_proxy beside the mpiexec it was run as, so that is linked too.
+void pin_mpiexec(const Setup& s) {
+  const fs::path dir = s.scratch + "/mpi-bin";
+  fs::create_directories(dir);
+  fs::create_symlink(s.mpiexec, dir / "mpiexec");
+  const fs::path proxy = fs::path(s.mpiexec).parent_path() / "hydra_pmi_proxy";
+  if (is_executable(proxy.string())) fs::create_symlink(proxy, dir / "hydra_pmi_proxy");
+}
+
 Setup make_setup(const Options& o) {
   Setup s;
   std::vector<std::string> dirs;
@@ -1479,7 +1490,10 @@ Setup make_setup(const Options& o) {
                                           : self_dir() + "/../../bench/python_ddp.py";
   }
   s.ddp_script = fs::weakly_canonical(s.ddp_script).string();
-  auto mpiexec = find_on_path(o.mpiexec.empty() ? "mpiexec" : o.mpiexec);
+  // MPICH's Hydra by its own name: with Open MPI also installed, Debian's `mpiexec`
+  // alternative may be Open MPI's.
+  auto mpiexec = find_on_path(o.mpiexec.empty() ? "mpiexec.hydra" : o.mpiexec);
+  if (!mpiexec && o.mpiexec.empty()) mpiexec = find_on_path("mpiexec");
   if (!mpiexec) die("mpiexec not found on " + std::string(k_path) + "; pass --mpiexec PATH");
   s.mpiexec = *mpiexec;
   const char* tmp = std::getenv("TMPDIR");
@@ -1489,6 +1503,7 @@ Setup make_setup(const Options& o) {
   if (!o.keep_tmp) g_scratch = s.scratch;
   fs::create_directories(s.scratch + "/home");
   fs::create_directories(s.scratch + "/run");
+  pin_mpiexec(s);
   return s;
 }
 

@@ -18,7 +18,10 @@ CLI::App* setup_launch(CLI::App& app, LaunchOptions& o, GlobalOptions& globals) 
   add_attempt_options(*cmd, o.attempts);
   cmd->add_flag("--no-command-check", o.no_command_check,
                 "Do not look for the command on this node before launching (see README)");
-  cmd->callback([&o, cmd] { o.command = cmd->remaining(); });
+  cmd->callback([&o, cmd] {
+    o.command = cmd->remaining();
+    o.plan.output_watched = o.attempts.idle_timeout_s > 0;
+  });
   cmd->footer(
       "Examples:\n"
       "  ezpz launch -- python3 train.py --lr 3e-4\n"

@@ -148,6 +148,7 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
   }
   request.launcher_args = o.launcher_args;
   request.rank_env = !o.no_rank_env;
+  request.output_watched = o.output_watched;
   return request;
 }
 

@@ -33,6 +33,7 @@ struct PlanOptions {
   // --deep): replaces -n/--ppn, which they do not offer.
   std::optional<long> fixed_ppn;
   bool mpi_program = false;  // add the profile's mpi_launcher_args
+  bool output_watched = false;  // set from --idle-timeout: the ranks' output is read live
   // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
   CLI::Option* nprocs_option = nullptr;
   CLI::Option* ppn_option = nullptr;

@@ -116,6 +116,7 @@ struct Snapshot {
   std::string launcher_program;
   std::optional<std::string> launcher_path;  // on PATH; nullopt when not found
   ProgramRun launcher_version;               // not run when the launcher has no --version
+  ProgramRun torchrun_trial;  // torchrun_trial_argv(), run only when the launcher is torchrun
   // `ezpz-smoke --probe`; `trainer_error` says why there is none to run.
   std::optional<std::string> trainer_path;
   std::string trainer_error;
@@ -160,6 +161,10 @@ std::string launcher_program(std::string_view dialect);
 // What `python3` runs to report on torch, torch.distributed's backends and
 // mpi4py: `python3 -c CODE`, printing one JSON line (see doctor_python.cpp).
 std::vector<std::string> python_probe_argv(const std::string& python3);
+
+// torchrun at `path` as `ezpz launch` starts it on one host, running one rank of `true`:
+// whatever would stop a job's torchrun from starting stops this.
+std::vector<std::string> torchrun_trial_argv(const std::string& path);
 
 // Whether a `.netrc` text has a `machine <host>` entry (its password is never kept).
 bool netrc_has_machine(std::string_view netrc_text, std::string_view host);

@@ -1,14 +1,18 @@
 // `ezpz doctor`'s launcher check: the launcher the plan would run exists, and
 // its --version names the implementation the profile's dialect speaks to.
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ezpz/doctor.hpp"
 #include "ezpz/doctor_checks.hpp"
 #include "ezpz/launchers.hpp"
+#include "ezpz/render.hpp"
+#include "ezpz/text.hpp"
 
 namespace ezpz::doctor {
 
@@ -107,6 +111,38 @@ CheckResult judge_flavour(const Snapshot& s, const Derived& d) {
                 fmt::format("{}: {}, {}", path, found, launcher_origin(s, d)));
 }
 
+// ---- torchrun: started, not asked its version --------------------------------
+
+// A Python traceback's last line says what went wrong; its first only that one follows.
+std::string last_line(std::string_view text) {
+  std::vector<std::string_view> lines = split_lines(text);
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+    if (!first_line(*line).empty()) return first_line(*line);
+  }
+  return "";
+}
+
+std::string torchrun_failure(const ProgramRun& run) {
+  if (!run.exit_code || *run.exit_code == 0) return run_failure(run);
+  std::string why = last_line(run.err);
+  return why.empty() ? run_failure(run) : fmt::format("exit {}: {}", *run.exit_code, why);
+}
+
+CheckResult judge_torchrun(const Snapshot& s, const Derived& d) {
+  const std::string& path = *s.launcher_path;
+  std::string failure = torchrun_failure(s.torchrun_trial);
+  if (failure.empty()) {
+    return result(k_launcher, Status::ok,
+                  fmt::format("{}: starts a rank, {}", path, launcher_origin(s, d)));
+  }
+  std::vector<std::string> trial = torchrun_trial_argv(path);
+  std::transform(trial.begin(), trial.end(), trial.begin(), shell_quote);
+  return result(k_launcher, Status::error, fmt::format("{} cannot start a rank: {}", path, failure),
+                fmt::format("run {} to see why; torchrun must come from the Python "
+                            "environment the ranks use, with its torch",
+                            fmt::join(trial, " ")));
+}
+
 }  // namespace
 
 std::string describe_launcher(const Snapshot& s) {
@@ -134,12 +170,15 @@ CheckResult check_launcher(const Snapshot& s, const Derived& d) {
                   fmt::format("{} is not on PATH ({})", s.launcher_program, launcher_origin(s, d)),
                   fmt::format("{}, or pass --launcher", k_install.at(d.launcher)));
   }
-  if (d.launcher == "torchrun") {
-    // torchrun has no --version worth starting Python for.
-    return result(k_launcher, Status::ok,
-                  fmt::format("{}: {}", *s.launcher_path, launcher_origin(s, d)));
-  }
+  if (d.launcher == "torchrun") return judge_torchrun(s, d);
   return judge_flavour(s, d);
+}
+
+std::vector<std::string> torchrun_trial_argv(const std::string& path) {
+  std::vector<std::string> argv = launcher_argv("torchrun", LauncherInput{});
+  argv.front() = path;
+  argv.push_back("true");
+  return argv;
 }
 
 }  // namespace ezpz::doctor

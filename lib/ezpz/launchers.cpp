@@ -83,25 +83,41 @@ std::vector<std::string> mpi_argv(const Dialect& d, const LauncherInput& in) {
   return argv;
 }
 
-// torchrun starts the ranks of one host. On one host it runs alone; on several
-// it is started once per host by the MPI launcher and meets at a c10d rendezvous.
+// torchrun starts the ranks of one host. On one host it runs alone; on several it is
+// started once per host by Hydra and meets the others at a static rendezvous on the first
+// host, node ranks in host order: so RANK follows the hosts and MASTER_ADDR is the first
+// host, as with every other launcher. (c10d would number the nodes as they arrive, and
+// its store is hosted only where torchrun recognises the endpoint as its own name, which
+// a network-suffixed name or a simulated host is not: nobody hosts it and all wait.)
 std::vector<std::string> torchrun_argv(const LauncherInput& in) {
   std::vector<std::string> torchrun{"torchrun"};
   if (in.hosts.size() <= 1) {
     torchrun.insert(torchrun.end(), {"--standalone", "--nnodes=1"});
   } else {
-    torchrun.insert(torchrun.end(),
-                    {fmt::format("--nnodes={}", in.hosts.size()), "--rdzv_backend=c10d",
-                     fmt::format("--rdzv_endpoint={}:{}", in.master_addr, in.master_port),
-                     fmt::format("--rdzv_id={}", in.job_id.empty() ? "ezpz" : in.job_id)});
+    torchrun.insert(torchrun.end(), {fmt::format("--nnodes={}", in.hosts.size()),
+                                     fmt::format("--master_addr={}", in.master_addr),
+                                     fmt::format("--master_port={}", in.master_port)});
   }
-  torchrun.insert(torchrun.end(), {fmt::format("--nproc_per_node={}", in.ppn), "--no_python"});
+  torchrun.insert(torchrun.end(),
+                  {fmt::format("--nproc_per_node={}", in.ppn),
+                   // Python 3.11's enum.Flag no longer lists Std.NONE (0), so torch 1.13
+                   // (Debian 12's) parses its own defaults "0" to None and fails
+                   // ('NoneType' object has no attribute 'get'). A map naming only local
+                   // rank 9 means "no redirection" for ranks 0-8 everywhere.
+                   "--redirects=9:0", "--tee=9:0",
+                   // torch 1.13 looks at its ranks every 5 s (later versions 0.1 s): each
+                   // job would end up to 5 s after its ranks, and a failure be seen late.
+                   "--monitor_interval=0.1", "--no_python"});
   if (in.hosts.size() <= 1) return torchrun;
   LauncherInput per_host = in;
   per_host.ppn = 1;
   per_host.world_size = static_cast<int>(in.hosts.size());
   per_host.cpu_bind = {};
   std::vector<std::string> argv = mpi_argv(*find_dialect("hydra"), per_host);
+  // Each host's torchrun takes its node rank from Hydra's PMI_RANK (one rank per host, in
+  // hostfile order). The shell only reads that variable: torchrun and the user's command
+  // are its positional parameters, passed on as "$@", never parsed.
+  argv.insert(argv.end(), {"sh", "-c", R"(exec "$0" --node_rank="$PMI_RANK" "$@")"});
   argv.insert(argv.end(), torchrun.begin(), torchrun.end());
   return argv;
 }

@@ -28,7 +28,6 @@ struct LauncherInput {
   std::vector<std::string> exported;  // variables ezpz sets, for launchers that need -x NAME
   std::string master_addr;            // torchrun rendezvous
   int master_port = 0;
-  std::string job_id;
 };
 
 // The names of all dialects, for messages: "pals, hydra, openmpi, srun, torchrun".

@@ -1,5 +1,7 @@
 #include "ezpz/plan.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ezpz/content_hash.hpp"
@@ -89,6 +91,15 @@ EnvList profile_defaults(const MachineProfile& profile, const Env& environment) 
   return defaults;
 }
 
+// A watchdog that reads the ranks' output needs it as it is printed: Python block-buffers
+// print() into a pipe, so a healthy rank would look silent until 8 KiB had piled up. A
+// PYTHONUNBUFFERED the user set (exported or -x) wins.
+bool wants_unbuffered_python(const LaunchRequest& request, const Env& environment) {
+  const auto user_set = [](const auto& entry) { return entry.first == "PYTHONUNBUFFERED"; };
+  return request.output_watched && !environment.count("PYTHONUNBUFFERED") &&
+         std::none_of(request.env.begin(), request.env.end(), user_set);
+}
+
 // Profile defaults first, then the rank contract, then -x (the user has the last word).
 EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request,
                  const PlanInputs& in) {
@@ -100,6 +111,7 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request,
                            {"LOCAL_WORLD_SIZE", std::to_string(planned.topology.ppn)},
                            {"EZPZ_LAUNCHER", planned.launcher}});
   }
+  if (wants_unbuffered_python(request, in.environment)) env.emplace_back("PYTHONUNBUFFERED", "1");
   env.insert(env.end(), request.env.begin(), request.env.end());
   return env;
 }
@@ -128,8 +140,7 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
 
   LauncherInput launcher{planned.topology.world_size, planned.topology.ppn, hosts,
                          planned.hostfile, choose_cpu_bind(request, in.profile, planned.topology.ppn),
-                         names_of(planned.plan.env), planned.master_addr, in.master_port,
-                         in.allocation.job_id};
+                         names_of(planned.plan.env), planned.master_addr, in.master_port};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
   argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());

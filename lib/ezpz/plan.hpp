@@ -39,6 +39,7 @@ struct LaunchRequest {
   EnvList env;                           // -x/--env, in order
   std::vector<std::string> launcher_args;  // --launcher-arg, untouched
   bool rank_env = true;                  // false: --no-rank-env
+  bool output_watched = false;           // --idle-timeout reads the ranks' output as it comes
 };
 
 // Values gathered from the world for the planner.

@@ -19,9 +19,32 @@ trap 'rm -rf "$scratch"' EXIT
 exec {held_stdin}<> <(:)
 exec 0<&"$held_stdin"
 
+# The PATH a test gives ezpz: the system's directories, the pinned MPI programs first.
+system_path=/usr/local/bin:/usr/bin:/bin
+
+# Which MPI: pinned, never whichever one Debian's alternatives chose.
+# With MPICH and Open MPI both installed, `mpiexec`, `mpirun` and `mpicc` may point at
+# either. The suite means MPICH's Hydra by `mpiexec` (ezpz's hydra dialect) and MPICH's
+# `mpicc`, and Open MPI's by `mpirun` (the openmpi dialect): links to each by its own
+# name, in a directory that comes first on the test's PATH and on every PATH it gives
+# ezpz. Where a name is missing (not Debian) the one on PATH stays; require_mpiexec
+# (tests/integration/common.sh) then checks what it is. Hydra starts the hydra_pmi_proxy
+# beside the mpiexec it was run as, so that goes there too.
+mpi_bin="$scratch/mpi-bin"
+mkdir -p "$mpi_bin"
+for pinned in mpiexec=mpiexec.hydra hydra_pmi_proxy=hydra_pmi_proxy mpicc=mpicc.mpich \
+              mpirun=mpirun.openmpi; do
+  if target=$(PATH=$system_path command -v "${pinned#*=}"); then
+    ln -s "$target" "$mpi_bin/${pinned%%=*}"
+  fi
+done
+unset pinned target
+system_path="$mpi_bin:$system_path"
+PATH="$mpi_bin:$PATH"
+
 # A minimal environment: nothing from the developer's shell leaks into a test.
 clean_env() {
-  env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="$scratch/home" EZPZ_RUN_DIR="$scratch/run" \
+  env -i PATH="$system_path" HOME="$scratch/home" EZPZ_RUN_DIR="$scratch/run" \
     EZPZ_RUNS_DIR="$scratch/runs" \
     MASTER_PORT=29500 "$@"
 }

@@ -135,7 +135,7 @@ echo '$reply'
 EOF
   chmod +x "$fake/$tool"
 done
-fake_path="PATH=$fake:/usr/local/bin:/usr/bin:/bin"
+fake_path="PATH=$fake:$system_path"
 
 for tool in qsub sbatch; do
   scheduler=pbs; [ $tool == sbatch ] && scheduler=slurm

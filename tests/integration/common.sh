@@ -68,6 +68,19 @@ children() { ps -eo pid=,ppid= | awk -v parent="$1" '$2 == parent { print $1 }';
 # proxy). MASTER_PORT comes last so that normalize_ports can strip it.
 reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_SIZE-unset} lsize=${LOCAL_WORLD_SIZE-unset} addr=${MASTER_ADDR-unset} host=${MPIR_CVAR_CH3_INTERFACE_HOSTNAME-unset} port=${MASTER_PORT-unset}"'
 
+# rank_lines ADDR PPN HOST...: the reporter's lines, without ports, for PPN ranks on
+# each HOST in order, all seeing MASTER_ADDR=ADDR; sorted.
+rank_lines() {
+  local addr=$1 ppn=$2; shift 2
+  local world=$(($# * ppn)) rank=0 host local_rank
+  for host in "$@"; do
+    for ((local_rank = 0; local_rank < ppn; local_rank++)); do
+      echo "rank=$rank local=$local_rank size=$world lsize=$ppn addr=$addr host=$host"
+      rank=$((rank + 1))
+    done
+  done | sort
+}
+
 # The distinct MASTER_PORT values in reporter output, one a line.
 ports_of() { sed -n 's/.* port=\([^ ]*\)$/\1/p' <<<"$1" | sort -u; }
 # Reporter output without the ports, sorted.
@@ -208,7 +221,7 @@ recording_path() {
     "$real" "$scratch/$1.status" >"$dir/$1"
   chmod +x "$dir/$1"
   rm -f "$scratch/$1.status"
-  echo "$dir:/usr/local/bin:/usr/bin:/bin"
+  echo "$dir:$system_path"
 }
 recorded_status() { cat "$scratch/$1.status" 2>/dev/null || echo "none"; }
 # The value of a top-level number field in the same JSON.
@@ -229,9 +242,14 @@ announce_passes() {
 }
 
 # --- MPICH, and a simulated two-node PBS job ----------------------------------
+# require_mpiexec: the `mpiexec` the tests run is MPICH's Hydra, or the test is skipped.
 require_mpiexec() {
   if ! command -v mpiexec >/dev/null; then
     echo "skipped: no mpiexec on PATH (install mpich)"
+    exit 77
+  fi
+  if ! mpiexec --version 2>/dev/null | grep -q 'HYDRA build details'; then
+    echo "skipped: $(command -v mpiexec) is not MPICH's Hydra (install mpich)"
     exit 77
   fi
 }

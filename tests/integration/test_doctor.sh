@@ -90,7 +90,7 @@ shift 2
 exit 1
 EOF
 chmod +x "$wrap/mpiexec"
-run_ezpz pbs-n02-lost PATH="$wrap:/usr/local/bin:/usr/bin:/bin" doctor --deep --json
+run_ezpz pbs-n02-lost PATH="$wrap:$system_path" doctor --deep --json
 expect_eq "n02 never started: exit 1" 1 "$rc"
 expect_eq "n02 never started: named" "error 1 of 2 nodes failed: n02" \
   "$(check_of nodes status) $(check_of nodes message)"
@@ -114,7 +114,7 @@ cat >"$wrap/mpiexec" <<EOF
 exec sleep $marker
 EOF
 t0=$(now_ms)
-run_ezpz pbs-hang PATH="$wrap:/usr/local/bin:/usr/bin:/bin" doctor --deep --timeout 2 --json
+run_ezpz pbs-hang PATH="$wrap:$system_path" doctor --deep --timeout 2 --json
 elapsed=$(($(now_ms) - t0))
 expect_eq "hung launch: exit 1" 1 "$rc"
 expect_eq "hung launch: no node blamed" \

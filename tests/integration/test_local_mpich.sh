@@ -4,10 +4,7 @@
 # Exit codes, missing programs, hostile arguments and signals, end to end.
 source "$(dirname "$0")/common.sh"
 
-if ! command -v mpiexec >/dev/null; then
-  echo "skipped: no mpiexec on PATH (install mpich)"
-  exit 77
-fi
+require_mpiexec
 
 # No scheduler variables (env -i), and no MASTER_PORT: ezpz picks a free one.
 launch_env() { clean_env env -u MASTER_PORT "$@"; }

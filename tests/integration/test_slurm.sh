@@ -4,7 +4,8 @@
 # each); every case below submits a real job with sbatch and runs ezpz in its
 # batch script, so the SLURM_* variables are Slurm's own. Checked: placement
 # of 8 ranks over 4 nodes and the torch env contract, --nhosts and --exclude,
-# a failing rank's exit status, scancel, an MPICH program over srun's PMI2,
+# a failing rank's exit status, scancel, an MPICH program over srun's PMI2, a
+# plain PyTorch DDP script (Debian's python3-torch),
 # `ezpz yeet` to every node, and `ezpz test` (when the libtorch trainer is built).
 #
 # Needs root (cluster.sh: daemons and /etc/hosts); without it, skipped (77).
@@ -152,16 +153,7 @@ slurm_reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_
 
 # expected_ranks PPN HOST...: reporter lines (without ports) for PPN ranks on
 # each HOST in order, master on the first.
-expected_ranks() {
-  local ppn=$1; shift
-  local world=$(($# * ppn)) rank=0 host local_rank
-  for host in "$@"; do
-    for ((local_rank = 0; local_rank < ppn; local_rank++)); do
-      echo "rank=$rank local=$local_rank size=$world lsize=$ppn addr=$1 host=$host"
-      rank=$((rank + 1))
-    done
-  done | sort
-}
+expected_ranks() { local ppn=$1; shift; rank_lines "$1" "$ppn" "$@"; }
 
 # Each node's slurmd log size when the last job was submitted: only what the
 # logs gained since then is searched (the logs outlive clusters and job ids).
@@ -203,6 +195,24 @@ expect_match "allocation: srun over all 4 nodes" \
   "^srun -u --kill-on-bad-exit=1 -N 4 -n 8 --ntasks-per-node=2 '--nodelist=n\[01-04\]' " "$(srun_line)"
 expect_eq "allocation: every node's slurmd started the step" "n01 n02 n03 n04" "$(step_nodes "$job_id")"
 printf 'allocation: %d ms\n' $(($(now_ms) - t0))
+
+# --- The user's PyTorch script: DDP over gloo on all 4 nodes ---------------------
+# tests/fixtures/python (see test_python_ddp.sh), run by Debian's python3-torch.
+python=/usr/bin/python3
+if ! "$python" -c 'import torch.distributed' 2>/dev/null; then
+  skip "python ddp: $python cannot import torch.distributed (apt-get install python3-torch)"
+else
+  cp -r "$EZPZ_SRC/tests/fixtures/python/." "$scratch/work/"
+  t0=$(now_ms)
+  run_batch python-ddp -N4 --ntasks-per-node=1 -- launch -- "$python" ddp.py
+  expect_eq "python ddp: exit status" 0 "$rc"
+  expect_eq "python ddp: ranks 0-3 on n01-n04, master n01, parameters equal on every rank" \
+    "$(for r in 0 1 2 3; do
+      echo "ddp rank=$r local=0 size=4 lsize=1 addr=n01 host=n0$((r + 1)) params=match"; done)" \
+    "$(grep '^ddp ' <<<"$out" | sort)"
+  [ "$rc" == 0 ] || sed 's/^/  python ddp: stderr: /' <<<"$err" >&2
+  printf 'python ddp: %d ms\n' $(($(now_ms) - t0))
+fi
 
 # --- ezpz submit: its script through the real sbatch, hostile words intact -------
 # The command is a script in the submit directory (the job must cd there):

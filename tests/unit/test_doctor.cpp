@@ -409,14 +409,46 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
        },
        {"launcher", Status::ok, "/usr/bin/srun: Slurm 22.05.8, the srun launcher (--launcher)",
         ""}},
-      {"torchrun is not run",
+      {"torchrun starts a rank",
        [](Snapshot& s) {
          s.launcher_flag = "torchrun";
          s.launcher_program = "torchrun";
          s.launcher_path = "/usr/bin/torchrun";
          s.launcher_version = ProgramRun{};
+         s.torchrun_trial = exited("/usr/bin/torchrun", 0, "");
        },
-       {"launcher", Status::ok, "/usr/bin/torchrun: the torchrun launcher (--launcher)", ""}},
+       {"launcher", Status::ok,
+        "/usr/bin/torchrun: starts a rank, the torchrun launcher (--launcher)", ""}},
+      {"torchrun cannot start a rank: the traceback's last line",
+       [](Snapshot& s) {
+         s.launcher_flag = "torchrun";
+         s.launcher_program = "torchrun";
+         s.launcher_path = "/opt/my env/bin/torchrun";
+         s.torchrun_trial = exited("/opt/my env/bin/torchrun", 1, "",
+                                   "Traceback (most recent call last):\n"
+                                   "  File \"/opt/my env/bin/torchrun\", line 5, in <module>\n"
+                                   "ModuleNotFoundError: No module named 'torch'\n\n");
+       },
+       {"launcher", Status::error,
+        "/opt/my env/bin/torchrun cannot start a rank: exit 1: ModuleNotFoundError: No module "
+        "named 'torch'",
+        "run '/opt/my env/bin/torchrun' --standalone --nnodes=1 --nproc_per_node=1 "
+        "--redirects=9:0 --tee=9:0 --monitor_interval=0.1 --no_python true to see why; torchrun "
+        "must come from the Python environment the ranks use, with its torch"}},
+      {"torchrun that hangs",
+       [](Snapshot& s) {
+         s.launcher_flag = "torchrun";
+         s.launcher_program = "torchrun";
+         s.launcher_path = "/usr/bin/torchrun";
+         s.torchrun_trial.path = "/usr/bin/torchrun";
+         s.torchrun_trial.timed_out = true;
+         s.torchrun_trial.timeout_s = 15;
+       },
+       {"launcher", Status::error,
+        "/usr/bin/torchrun cannot start a rank: did not finish within 15 s",
+        "run /usr/bin/torchrun --standalone --nnodes=1 --nproc_per_node=1 --redirects=9:0 "
+        "--tee=9:0 --monitor_interval=0.1 --no_python true to see why; torchrun must come from "
+        "the Python environment the ranks use, with its torch"}},
   });
 }
 

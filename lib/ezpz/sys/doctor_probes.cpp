@@ -38,6 +38,8 @@ using std::chrono::milliseconds;
 
 // Long enough for a healthy launcher to print its version, short enough for a hung one.
 constexpr milliseconds k_version_timeout{5000};
+// torchrun's trial imports torch and starts a rank: ~1.5 s on an idle node.
+constexpr milliseconds k_torchrun_timeout{15000};
 // Name look-ups and the environment's size run beside ezpz-smoke's probe
 // (~0.6 s of loading libtorch) and must not outlast it.
 constexpr milliseconds k_lookup_timeout{500};
@@ -245,6 +247,12 @@ std::optional<std::future<doctor::ProgramRun>> start_launcher_probe(doctor::Snap
   return start_program({*s.launcher_path, "--version"}, s.env, k_version_timeout);
 }
 
+// torchrun has no --version that says whether it can start ranks: it is made to start one.
+std::optional<std::future<doctor::ProgramRun>> start_torchrun_trial(const doctor::Snapshot& s) {
+  if (!s.launcher_path || s.launcher_program != "torchrun") return std::nullopt;
+  return start_program(doctor::torchrun_trial_argv(*s.launcher_path), s.env, k_torchrun_timeout);
+}
+
 }  // namespace
 
 std::vector<doctor::HostLookup> resolve_hosts(const std::vector<std::string>& hosts,
@@ -290,11 +298,13 @@ void probe_node(doctor::Snapshot& s) {
   auto lookups = std::async(std::launch::async, resolve_hosts, hosts, k_lookup_timeout);
   probe_profiles(s);
   auto version = start_launcher_probe(s);
+  auto torchrun = start_torchrun_trial(s);
   s.limits = probe_limits();
   s.port = probe_port(s.env);
   s.python = probe_python(s.env, python3);
   s.netrc_has_wandb = netrc_has_wandb(s.env);
   if (version) s.launcher_version = version->get();
+  if (torchrun) s.torchrun_trial = torchrun->get();
   s.lookups = lookups.get();
   s.storage = storage.get();
   if (imports) s.python.imports = imports->get();
