@@ -378,6 +378,42 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
        },
        {"launcher", Status::ok,
         "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
+      {"Debian's mpirun.openmpi calls itself OpenRTE",
+       [](Snapshot& s) {
+         s.launcher_flag = "ompi";
+         s.launcher_program = "mpirun.openmpi";
+         s.launcher_path = "/usr/bin/mpirun.openmpi";
+         s.launcher_version = exited("/usr/bin/mpirun.openmpi", 0,
+                                     "mpirun.openmpi (OpenRTE) 4.1.4\n\nReport bugs\n");
+       },
+       {"launcher", Status::ok,
+        "/usr/bin/mpirun.openmpi: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
+      {"Open MPI as root, without its variables",
+       [](Snapshot& s) {
+         s.root = true;
+         s.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+         s.launcher_flag = "openmpi";
+         s.launcher_program = "mpirun";
+         s.launcher_path = "/usr/bin/mpirun";
+         s.launcher_version = exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n");
+       },
+       {"launcher", Status::warn,
+        "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher); as root, Open MPI "
+        "refuses to start without OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+        "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to run as root (ezpz "
+        "never sets them)"}},
+      {"Open MPI as root, told it may",
+       [](Snapshot& s) {
+         s.root = true;
+         s.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+         s.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+         s.launcher_flag = "openmpi";
+         s.launcher_program = "mpirun";
+         s.launcher_path = "/usr/bin/mpirun";
+         s.launcher_version = exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n");
+       },
+       {"launcher", Status::ok,
+        "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
       {"srun",
        [](Snapshot& s) {
          s.launcher_flag = "srun";
