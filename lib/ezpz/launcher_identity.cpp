@@ -95,8 +95,9 @@ std::string_view dialect_of(const LauncherIdentity& identity) {
 
 }  // namespace
 
-bool runs_dialect(const LauncherIdentity& identity, std::string_view dialect) {
-  return !dialect_of(identity).empty() && dialect_of(identity) == canonical_launcher(dialect);
+bool may_run_dialect(const LauncherIdentity& identity, std::string_view dialect) {
+  const std::string_view other = dialect_of(identity);
+  return expected_flavour(dialect).empty() || other.empty() || other == canonical_launcher(dialect);
 }
 
 namespace {
@@ -141,21 +142,10 @@ LauncherProgramChoice choose_launcher_program(std::string_view typed,
   for (const ProgramSeen& p : seen) {
     if (p.path) found.push_back(&p);
   }
-  const std::string_view expected = expected_flavour(dialect);
-  auto pick = [&](auto&& fits) -> std::optional<LauncherProgramChoice> {
-    auto it =
-        std::find_if(found.begin(), found.end(), [&](const ProgramSeen* p) { return fits(*p); });
-    if (it == found.end()) return std::nullopt;
-    return LauncherProgramChoice{(*it)->name, *(*it)->path, ""};
-  };
-  if (auto exact = pick([&](const ProgramSeen& p) { return runs_dialect(p.identity, dialect); })) {
-    return *exact;
-  }
-  if (auto unknown = pick([&](const ProgramSeen& p) {
-        return expected.empty() || dialect_of(p.identity).empty();
-      })) {
-    return *unknown;
-  }
+  auto runs = std::find_if(found.begin(), found.end(), [&](const ProgramSeen* p) {
+    return may_run_dialect(p->identity, dialect);
+  });
+  if (runs != found.end()) return {(*runs)->name, *(*runs)->path, ""};
   if (found.empty()) return {seen.empty() ? "" : seen.front().name, "", ""};
   return {found.front()->name, *found.front()->path, refusal(dialect, found, named_by)};
 }

@@ -52,8 +52,11 @@ std::optional<std::vector<IdentityEntry>> decode_identity_cache(std::string_view
 // dropped past the limit.
 std::vector<IdentityEntry> with_identity(std::vector<IdentityEntry> entries, IdentityEntry entry);
 
-// Whether a program of this identity takes the dialect's flags.
-bool runs_dialect(const LauncherIdentity& identity, std::string_view dialect);
+// Whether a program of this identity may run the dialect: it is the dialect's implementation,
+// or one ezpz cannot tell (an unverified marker, a site's wrapper script, a --version that
+// failed: doctor warns about those), or the dialect's identity is not checked (torchrun).
+// Only a program known to be another implementation may not.
+bool may_run_dialect(const LauncherIdentity& identity, std::string_view dialect);
 
 // One candidate program as the resolver saw it.
 struct ProgramSeen {
@@ -81,11 +84,9 @@ struct LauncherProgramChoice {
   bool operator==(const LauncherProgramChoice&) const = default;
 };
 
-// The first program found whose identity is the dialect's flavour; else the first found that
-// names no implementation ezpz knows (an unverified marker, a wrapper script, a --version that
-// failed: doctor warns about those); else a refusal naming what was found. None found: the
-// first name, for the executor's not-found error. `named_by` is empty when the candidates are
-// the dialect's own.
+// The first program found, in the candidates' order, that may run the dialect; else a refusal
+// naming what was found. None found: the first name, for the executor's not-found error.
+// `named_by` is empty when the candidates are the dialect's own.
 LauncherProgramChoice choose_launcher_program(std::string_view dialect,
                                               const std::vector<ProgramSeen>& seen,
                                               std::string_view named_by);

@@ -102,7 +102,7 @@ TEST_CASE("a new identity replaces the path's old one; the oldest go past the li
   CHECK(entries.back().path == "/p" + std::to_string(k_identity_cache_entries - 1));
 }
 
-TEST_CASE("the launcher's program: its own implementation first, then one ezpz cannot tell",
+TEST_CASE("the launcher's program: the first that is not known to be another implementation",
           "[launcher_identity]") {
   struct Row {
     const char* why;
@@ -129,14 +129,19 @@ TEST_CASE("the launcher's program: its own implementation first, then one ezpz c
        "hydra",
        {at("mpiexec", "/opt/intel/bin/mpiexec", {"Intel MPI", "2021.10"})},
        {"mpiexec", "/opt/intel/bin/mpiexec", ""}},
-      {"one that names no implementation runs (doctor warns), after a known one",
+      {"one that names no implementation runs (doctor warns)",
        "pals",
        {at("mpiexec", "/opt/cray/pals/bin/mpiexec", k_unknown)},
        {"mpiexec", "/opt/cray/pals/bin/mpiexec", ""}},
-      {"a known one wins over an unknown earlier one",
+      {"a wrapper first on PATH that ezpz cannot tell is the user's choice: it runs",
        "openmpi",
        {at("mpirun", "/w/mpirun", k_unknown), at("mpirun.openmpi", "/u/mpirun.openmpi", k_ompi)},
-       {"mpirun.openmpi", "/u/mpirun.openmpi", ""}},
+       {"mpirun", "/w/mpirun", ""}},
+      {"another implementation is passed over for an unknown one",
+       "hydra",
+       {at("mpiexec", "/usr/bin/mpiexec", k_ompi),
+        at("mpiexec.hydra", "/w/mpiexec.hydra", k_unknown)},
+       {"mpiexec.hydra", "/w/mpiexec.hydra", ""}},
       {"torchrun's identity is not checked",
        "torchrun",
        {at("torchrun", "/usr/bin/torchrun", k_unknown)},

@@ -81,7 +81,7 @@ LauncherProgramChoice resolve_launcher_program(std::string_view dialect,
     if (!program.path || !checked) continue;
     if (!cache) cache.emplace(env);
     program.identity = cache->identity(*program.path, env);
-    if (runs_dialect(program.identity, dialect)) break;  // later candidates cannot win
+    if (may_run_dialect(program.identity, dialect)) break;  // the first that may, runs
   }
   if (cache) cache->save();
   return choose_launcher_program(dialect, seen, named ? named->named_by : "");
