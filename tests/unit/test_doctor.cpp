@@ -78,6 +78,14 @@ void on_polaris(Snapshot& s) {
        "device: cuda\nbackend: nccl\n"});
 }
 
+// --launcher openmpi, and Open MPI's mpirun found.
+void with_open_mpi(Snapshot& s) {
+  s.launcher_flag = "openmpi";
+  s.launcher_program = "mpirun";
+  s.launcher_path = "/usr/bin/mpirun";
+  s.launcher_version = exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n\nReport bugs\n");
+}
+
 void run_local(Snapshot& s) {
   s.env.erase("PBS_JOBID");
   s.env.erase("PBS_NODEFILE");
@@ -369,13 +377,7 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "make sure it is MPICH Hydra: the hydra launcher of profile generic-pbs passes it MPICH "
         "Hydra's flags"}},
       {"Open MPI chosen with --launcher",
-       [](Snapshot& s) {
-         s.launcher_flag = "openmpi";
-         s.launcher_program = "mpirun";
-         s.launcher_path = "/usr/bin/mpirun";
-         s.launcher_version =
-             exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n\nReport bugs\n");
-       },
+       with_open_mpi,
        {"launcher", Status::ok,
         "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
       {"Debian's mpirun.openmpi calls itself OpenRTE",
@@ -390,12 +392,9 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "/usr/bin/mpirun.openmpi: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
       {"Open MPI as root, without its variables",
        [](Snapshot& s) {
+         with_open_mpi(s);
          s.root = true;
          s.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
-         s.launcher_flag = "openmpi";
-         s.launcher_program = "mpirun";
-         s.launcher_path = "/usr/bin/mpirun";
-         s.launcher_version = exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n");
        },
        {"launcher", Status::warn,
         "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher); as root, Open MPI "
@@ -404,13 +403,10 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "never sets them)"}},
       {"Open MPI as root, told it may",
        [](Snapshot& s) {
+         with_open_mpi(s);
          s.root = true;
          s.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
          s.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
-         s.launcher_flag = "openmpi";
-         s.launcher_program = "mpirun";
-         s.launcher_path = "/usr/bin/mpirun";
-         s.launcher_version = exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n");
        },
        {"launcher", Status::ok,
         "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
