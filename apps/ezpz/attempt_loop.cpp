@@ -329,7 +329,8 @@ int finish(Run& run, const AttemptVerdict& v) {
 }  // namespace
 
 int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const Context& context) {
-  Run run = start_run(o, prepared, context);
+  Run run = start_run(o, prepared, context);  // its layout errors come first
+  check_launcher_program(prepared, context);
   const int retries = o.retries.value_or(o.spares);
   for (int attempt = 1;; ++attempt) {
     const PlannedLaunch planned =

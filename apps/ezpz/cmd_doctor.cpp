@@ -3,6 +3,8 @@
 // launch plan and judge the nodes too.
 #include "cmd_doctor.hpp"
 
+#include <unistd.h>
+
 #include <array>
 #include <chrono>
 #include <future>
@@ -157,6 +159,8 @@ doctor::Snapshot take_snapshot(const DoctorOptions& o, const Context& context) {
   s.ezpz_version = fmt::format("{} ({})", EZPZ_VERSION, EZPZ_GIT_HASH);
   s.machine_flag = o.plan.machine;
   s.launcher_flag = o.plan.launcher;
+  s.launcher_program_flag = o.plan.launcher_program;
+  s.root = ::geteuid() == 0;
   read_scheduler(o, s);
   sys::probe_node(s);
   if (trainer.valid()) s.trainer_probe = trainer.get();
@@ -189,6 +193,7 @@ std::string failed_nodes_path(const DoctorOptions& o, const Context& context,
 doctor::DeepVerdict judge_probes(const DoctorOptions& o, const Context& context,
                                  const doctor::Snapshot& s, std::string& failed_path) {
   PreparedLaunch prepared = prepare_probes(o, context);
+  check_launcher_program(prepared, context);
   failed_path = failed_nodes_path(o, context, prepared.context.job_id);
   auto timeout = std::chrono::milliseconds(static_cast<long>(o.timeout_s * 1000));
   log::info("probing {}, at most {:g} s",

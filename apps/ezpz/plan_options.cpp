@@ -1,5 +1,7 @@
 #include "plan_options.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -10,8 +12,10 @@
 #include "ezpz/error.hpp"
 #include "ezpz/hostlist.hpp"
 #include "ezpz/kill.hpp"
+#include "ezpz/launchers.hpp"
 #include "ezpz/log.hpp"
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/launcher_program.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/world.hpp"
 #include "ezpz/text.hpp"
@@ -82,6 +86,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
   cmd->add_option("--launcher", o.launcher,
                   "pals, hydra, openmpi, srun or torchrun (default: profile's)")
       ->type_name("NAME");
+  cmd->add_option("--launcher-program", o.launcher_program,
+                  "The launcher's program, on PATH or a path (default: profile's, or the first "
+                  "of the launcher's usual names that is it)")
+      ->type_name("NAME|PATH");
   if (rank_options) {
     cmd->add_option("--cpu-bind", o.cpu_bind,
                     "CPU binding for the launcher (default: profile's, or CPU_BIND)")
@@ -141,7 +149,8 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
       request.excluded.push_back(host);
     }
   }
-  request.launcher = o.launcher;
+  // "mpich", "ompi": the dialect's own name from here on (an unknown name stays, for the error).
+  if (o.launcher) request.launcher = canonical_launcher(*o.launcher);
   request.cpu_bind = o.cpu_bind ? o.cpu_bind : get_nonempty(context.env, "CPU_BIND");
   for (const std::string& assignment : o.env) {
     request.env.push_back(parse_assignment(assignment, "--env"));
@@ -219,6 +228,20 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
           std::string(to_string(scheduler.kind)), choice.rule};
 }
 
+LauncherProgramChoice choose_program(const PlanOptions& o, const PlannedLaunch& planned,
+                                     const MachineProfile& profile, const Env& env) {
+  return sys::resolve_launcher_program(
+      program_dialect(planned.launcher, planned.hosts.size()),
+      named_launcher_program(o.launcher_program, profile, planned.launcher),
+      sys::launcher_environment(env, planned.plan.env));
+}
+
+// The launcher's program at the front of the plan: what resolved, or the name to report missing.
+PlannedLaunch with_program(PlannedLaunch planned, const LauncherProgramChoice& program) {
+  if (!program.program.empty()) planned.plan.argv.front() = program.program;
+  return planned;
+}
+
 }  // namespace
 
 PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> command,
@@ -233,10 +256,11 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   PlannedLaunch planned = plan_launch(request, gathered.inputs);
   log::debug("layout: {} = {} x {} per host", plural(planned.topology.world_size, "rank"),
              plural(planned.topology.nhosts, "host"), planned.topology.ppn);
+  LauncherProgramChoice program = choose_program(o, planned, gathered.inputs.profile, context.env);
   PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
                            gathered.inputs.allocation.job_id};
-  return {std::move(planned), std::move(plan_context), std::move(request),
-          std::move(gathered.inputs)};
+  return {with_program(std::move(planned), program), std::move(plan_context), std::move(request),
+          std::move(gathered.inputs), std::move(program)};
 }
 
 std::vector<std::string> available_hosts(const PreparedLaunch& prepared) {
@@ -248,7 +272,7 @@ PlannedLaunch plan_on_hosts(const PreparedLaunch& prepared, const std::vector<st
   for (const std::string& host : prepared.inputs.allocation.hosts) {
     if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) request.excluded.push_back(host);
   }
-  return plan_launch(request, prepared.inputs);
+  return with_program(plan_launch(request, prepared.inputs), prepared.program);
 }
 
 LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id) {
@@ -264,7 +288,24 @@ int print_plan(const PlanOptions& o, const PreparedLaunch& prepared) {
   return 0;
 }
 
+void check_launcher_program(const PreparedLaunch& prepared, const Context& context) {
+  if (!prepared.program.refusal.empty()) {
+    throw Error(prepared.program.refusal, ExitCode::not_found);
+  }
+  const std::string& dialect = prepared.planned.launcher;
+  const Env env = sys::launcher_environment(context.env, prepared.planned.plan.env);
+  const std::string missing = missing_root_assignments(dialect, env);
+  // Only for a launcher that will run: a missing one is the executor's one error line.
+  if (::geteuid() == 0 && !missing.empty() && !prepared.program.path.empty()) {
+    log::warn(
+        "as root, {} refuses to start without {}: export them to run as root (ezpz never "
+        "sets them)",
+        expected_flavour(dialect), missing);
+  }
+}
+
 int run_plan(const PreparedLaunch& prepared, const Context& context) {
+  check_launcher_program(prepared, context);
   if (log::enabled(log::Level::info)) {
     log::info("running: {}", render_command(prepared.planned.plan));
   }

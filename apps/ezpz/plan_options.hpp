@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "ezpz/launcher_identity.hpp"
 #include "ezpz/plan.hpp"
 #include "ezpz/render.hpp"
 
@@ -23,6 +24,7 @@ struct PlanOptions {
   std::optional<std::string> machine;
   std::optional<std::string> scheduler;
   std::optional<std::string> launcher;
+  std::optional<std::string> launcher_program;
   std::optional<std::string> cpu_bind;
   std::vector<std::string> env;
   std::vector<std::string> launcher_args;
@@ -66,6 +68,9 @@ struct PreparedLaunch {
   // other hosts without gathering the world again (--spares).
   LaunchRequest request;
   PlanInputs inputs;
+  // The program that runs the launcher (already at the front of the plan's argv), and why
+  // none may when none may.
+  LauncherProgramChoice program;
 };
 
 // The allocation's hosts the request may use (after --exclude, --exclude-file).
@@ -80,6 +85,10 @@ PreparedLaunch prepare_launch(const PlanOptions& options, std::vector<std::strin
 
 // --dry-run: writes the hostfile the plan names, prints the plan (text or JSON).
 int print_plan(const PlanOptions& options, const PreparedLaunch& prepared);
+
+// Before a run: throws Error(not_found) when the launcher's program is another implementation
+// than the dialect needs; warns about what it will refuse (Open MPI as root).
+void check_launcher_program(const PreparedLaunch& prepared, const Context& context);
 
 // Runs the plan; returns the launcher's exit status (128+N for signal N).
 int run_plan(const PreparedLaunch& prepared, const Context& context);

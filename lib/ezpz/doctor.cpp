@@ -113,7 +113,7 @@ Derived derive(const Snapshot& s) {
                                           s.scheduler.value_or(SchedulerKind::local));
     d.profile = *choice.profile;
     d.profile_rule = choice.rule;
-    d.launcher = s.launcher_flag.value_or(d.profile->launcher);
+    d.launcher = canonical_launcher(s.launcher_flag.value_or(d.profile->launcher));
   } catch (const std::exception& error) {
     d.profile_error = error.what();
   }

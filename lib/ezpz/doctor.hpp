@@ -96,6 +96,8 @@ struct Snapshot {
   // in the scheduler and allocation below).
   std::optional<std::string> machine_flag;
   std::optional<std::string> launcher_flag;
+  std::optional<std::string> launcher_program_flag;  // --launcher-program
+  bool root = false;  // ezpz runs as root (effective uid 0): Open MPI refuses to, unless told
   // The scheduler and allocation as `ezpz launch` reads them (schedulers/);
   // the *_error fields say why one could not be had.
   std::optional<SchedulerKind> scheduler;

@@ -1,9 +1,6 @@
 // `ezpz doctor`'s launcher check: the launcher the plan would run exists, and
 // its --version names the implementation the profile's dialect speaks to.
 #include <algorithm>
-#include <array>
-#include <cctype>
-#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,57 +19,6 @@ namespace {
 
 constexpr std::string_view k_launcher = "launcher";
 
-// What `--version` prints, per launcher implementation; first match wins
-// (Hydra's own output mentions "slurm", so Hydra comes first).
-struct Flavour {
-  std::string_view name;
-  std::string_view marker;
-  std::string_view dialect;  // the dialect whose flags it takes
-};
-const std::array<Flavour, 5> k_flavours = {{
-    {"MPICH Hydra", "HYDRA build details", "hydra"},
-    {"Intel MPI", "Intel(R) MPI Library", "hydra"},
-    {"Open MPI", "Open MPI", "openmpi"},
-    {"Slurm", "slurm", "srun"},  // "slurm 23.02.7"; Debian's "slurm-wlm 22.05.8"
-    // Unverified: no Cray PALS was at hand; its mpiexec is assumed to name itself.
-    {"Cray PALS", "PALS", "pals"},
-}};
-
-// The implementation each dialect needs, for messages.
-const std::map<std::string_view, std::string_view> k_expected = {
-    {"pals", "Cray PALS"}, {"hydra", "MPICH Hydra"}, {"openmpi", "Open MPI"}, {"srun", "Slurm"}};
-
-// Where each dialect's launcher comes from, when it is missing.
-const std::map<std::string_view, std::string_view> k_install = {
-    {"pals", "load the Cray PALS module (module load cray-pals)"},
-    {"hydra", "install MPICH (apt-get install mpich) or load its module"},
-    {"openmpi", "install Open MPI or load its module"},
-    {"srun", "run on a node of the Slurm cluster (srun comes with Slurm)"},
-    {"torchrun", "activate the Python environment that has torch"},
-};
-
-const Flavour* find_flavour(std::string_view version_output) {
-  for (const Flavour& flavour : k_flavours) {
-    if (version_output.find(flavour.marker) != std::string_view::npos) return &flavour;
-  }
-  return nullptr;
-}
-
-// The first dotted number ("4.0.2", "22.05.8"), or "".
-std::string find_version(std::string_view text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    bool starts = std::isdigit(static_cast<unsigned char>(text[i])) &&
-                  (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])));
-    if (!starts) continue;
-    std::size_t end = text.find_first_not_of("0123456789.", i);
-    std::string_view number = text.substr(i, end - i);
-    while (number.ends_with('.')) number.remove_suffix(1);
-    if (number.find('.') != std::string_view::npos) return std::string(number);
-    i = end == std::string_view::npos ? text.size() : end;
-  }
-  return "";
-}
-
 std::string launcher_origin(const Snapshot& s, const Derived& d) {
   if (s.launcher_flag) return fmt::format("the {} launcher (--launcher)", d.launcher);
   return fmt::format("the {} launcher of profile {}", d.launcher, d.profile->name);
@@ -89,8 +35,8 @@ CheckResult judge_flavour(const Snapshot& s, const Derived& d) {
                               "version may not start jobs either",
                               path));
   }
-  const Flavour* flavour = find_flavour(run.out + run.err);
-  std::string_view expected = k_expected.at(d.launcher);
+  const LauncherFlavour* flavour = find_flavour(run.out + run.err);
+  std::string_view expected = expected_flavour(d.launcher);
   if (flavour == nullptr) {
     return result(k_launcher, Status::warn,
                   fmt::format("{}: --version names no launcher ezpz knows: \"{}\"", path,
@@ -107,8 +53,15 @@ CheckResult judge_flavour(const Snapshot& s, const Derived& d) {
                     "--launcher {}",
                     expected, s.launcher_program, flavour->dialect));
   }
-  return result(k_launcher, Status::ok,
-                fmt::format("{}: {}, {}", path, found, launcher_origin(s, d)));
+  std::string message = fmt::format("{}: {}, {}", path, found, launcher_origin(s, d));
+  const std::string missing = missing_root_assignments(d.launcher, s.env);
+  if (s.root && !missing.empty()) {
+    return result(
+        k_launcher, Status::warn,
+        fmt::format("{}; as root, {} refuses to start without {}", message, expected, missing),
+        fmt::format("export {} to run as root (ezpz never sets them)", missing));
+  }
+  return result(k_launcher, Status::ok, message);
 }
 
 // ---- torchrun: started, not asked its version --------------------------------
@@ -149,7 +102,8 @@ std::string describe_launcher(const Snapshot& s) {
   if (s.launcher_program.empty()) return "-";
   if (!s.launcher_path) return fmt::format("{} not on PATH", s.launcher_program);
   const std::string output = s.launcher_version.out + s.launcher_version.err;
-  const Flavour* flavour = run_failure(s.launcher_version).empty() ? find_flavour(output) : nullptr;
+  const LauncherFlavour* flavour =
+      run_failure(s.launcher_version).empty() ? find_flavour(output) : nullptr;
   if (flavour == nullptr) return *s.launcher_path;
   return fmt::format("{} {} ({})", flavour->name, find_version(output), *s.launcher_path);
 }
@@ -168,7 +122,7 @@ CheckResult check_launcher(const Snapshot& s, const Derived& d) {
   if (!s.launcher_path) {
     return result(k_launcher, Status::error,
                   fmt::format("{} is not on PATH ({})", s.launcher_program, launcher_origin(s, d)),
-                  fmt::format("{}, or pass --launcher", k_install.at(d.launcher)));
+                  fmt::format("{}, or pass --launcher", launcher_install_hint(d.launcher)));
   }
   if (d.launcher == "torchrun") return judge_torchrun(s, d);
   return judge_flavour(s, d);

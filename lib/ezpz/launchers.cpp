@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ezpz/error.hpp"
 #include "ezpz/hostlist.hpp"
@@ -15,17 +18,24 @@ namespace {
 enum class HostsForm { hostfile, hostlist };
 
 struct Dialect {
-  std::string_view name;
-  std::string_view program;
-  std::vector<std::string_view> leading;  // fixed flags right after the program
-  std::string_view np;                    // flag for the total ranks
-  std::string_view ppn;                   // flag for ranks per host
-  std::string_view nnodes;                // flag for the host count, if the launcher has one
-  std::string_view hosts;                 // flag naming the hosts
-  HostsForm hosts_form;
-  std::string_view cpu_bind;              // flag taking the binding value
-  std::string_view depth;                 // flag taking cores per rank (PALS --depth)
-  std::string_view export_var;            // flag to export one variable (Open MPI's -x)
+  std::string_view name{};
+  // The programs that may run it, in the order they are tried; the first is the default name.
+  std::vector<std::string_view> programs{};
+  // The implementations that take these flags; the first is the one messages ask for. None:
+  // the program's identity is not checked.
+  std::vector<LauncherFlavour> flavours{};
+  std::string_view install{};               // where the launcher comes from, when it is missing
+  std::vector<std::string_view> leading{};  // fixed flags right after the program
+  std::string_view np{};                    // flag for the total ranks
+  std::string_view ppn{};                   // flag for ranks per host
+  std::string_view nnodes{};                // flag for the host count, if the launcher has one
+  std::string_view hosts{};                 // flag naming the hosts
+  HostsForm hosts_form{};
+  std::string_view cpu_bind{};    // flag taking the binding value
+  std::string_view depth{};       // flag taking cores per rank (PALS --depth)
+  std::string_view export_var{};  // flag to export one variable (Open MPI's -x)
+  // Variables the launcher wants set to 1 before it runs as root (ezpz never sets them).
+  std::vector<std::string_view> root_variables{};
 };
 
 // A flag ending in '=' takes its value in the same word ("--np=8"); others
@@ -44,18 +54,73 @@ void add_flag(std::vector<std::string>& argv, std::string_view flag, const std::
 // --line-buffer keeps ranks' lines whole.
 // MPICH Hydra passes the environment by default; Open MPI needs -x per variable;
 // srun exports the environment by default.
-const std::array<Dialect, 4> k_dialects = {{
-    {"pals", "mpiexec", {"--envall", "--line-buffer"}, "--np=", "--ppn=", "", "--hostfile=",
-     HostsForm::hostfile, "--cpu-bind=", "--depth=", ""},
-    {"hydra", "mpiexec", {}, "-n", "-ppn", "", "-f", HostsForm::hostfile, "-bind-to", "", ""},
-    {"openmpi", "mpirun", {}, "-n", "-N", "", "--hostfile", HostsForm::hostfile, "--bind-to", "",
-     "-x"},
+// `--version` markers: a flavour matches when its output holds a marker, rows in order, so
+// Hydra (whose output mentions "slurm") comes before Slurm. Open MPI's mpirun names itself
+// "Open MPI", its other names (mpirun.openmpi, orterun) "OpenRTE". Unverified: no Cray PALS
+// was at hand; its mpiexec is assumed to name itself.
+const std::array<Dialect, 5> k_dialects = {{
+    {.name = "pals",
+     .programs = {"mpiexec"},
+     .flavours = {{"Cray PALS", {"PALS"}, "pals"}},
+     .install = "load the Cray PALS module (module load cray-pals)",
+     .leading = {"--envall", "--line-buffer"},
+     .np = "--np=",
+     .ppn = "--ppn=",
+     .hosts = "--hostfile=",
+     .hosts_form = HostsForm::hostfile,
+     .cpu_bind = "--cpu-bind=",
+     .depth = "--depth="},
+    {.name = "hydra",
+     .programs = {"mpiexec", "mpiexec.hydra", "mpiexec.mpich"},
+     .flavours = {{"MPICH Hydra", {"HYDRA build details"}, "hydra"},
+                  {"Intel MPI", {"Intel(R) MPI Library"}, "hydra"}},
+     .install = "install MPICH (apt-get install mpich) or load its module",
+     .np = "-n",
+     .ppn = "-ppn",
+     .hosts = "-f",
+     .hosts_form = HostsForm::hostfile,
+     .cpu_bind = "-bind-to"},
+    {.name = "openmpi",
+     .programs = {"mpirun", "mpirun.openmpi", "mpiexec.openmpi"},
+     .flavours = {{"Open MPI", {"Open MPI", "OpenRTE"}, "openmpi"}},
+     .install = "install Open MPI or load its module",
+     .np = "-n",
+     .ppn = "-N",
+     .hosts = "--hostfile",
+     .hosts_form = HostsForm::hostfile,
+     .cpu_bind = "--bind-to",
+     .export_var = "-x",
+     .root_variables = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"}},
     // --kill-on-bad-exit: one failing rank ends the step instead of leaving the rest hung.
-    {"srun", "srun", {"-u", "--kill-on-bad-exit=1"}, "-n", "--ntasks-per-node=", "-N",
-     "--nodelist=", HostsForm::hostlist, "--cpu-bind=", "", ""},
+    {.name = "srun",
+     .programs = {"srun"},
+     // "slurm 23.02.7"; Debian's "slurm-wlm 22.05.8"
+     .flavours = {{"Slurm", {"slurm"}, "srun"}},
+     .install = "run on a node of the Slurm cluster (srun comes with Slurm)",
+     .leading = {"-u", "--kill-on-bad-exit=1"},
+     .np = "-n",
+     .ppn = "--ntasks-per-node=",
+     .nnodes = "-N",
+     .hosts = "--nodelist=",
+     .hosts_form = HostsForm::hostlist,
+     .cpu_bind = "--cpu-bind="},
+    // Its command line is torchrun_argv's; on several hosts it reads Hydra's hostfile.
+    {.name = "torchrun",
+     .programs = {"torchrun"},
+     .install = "activate the Python environment that has torch",
+     .hosts_form = HostsForm::hostfile},
+}};
+
+// Names users type for a dialect.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 2> k_aliases = {{
+    {"mpich", "hydra"},
+    {"ompi", "openmpi"},
 }};
 
 const Dialect* find_dialect(std::string_view name) {
+  for (const auto& [alias, dialect] : k_aliases) {
+    if (alias == name) name = dialect;
+  }
   for (const Dialect& dialect : k_dialects) {
     if (dialect.name == name) return &dialect;
   }
@@ -63,7 +128,7 @@ const Dialect* find_dialect(std::string_view name) {
 }
 
 std::vector<std::string> mpi_argv(const Dialect& d, const LauncherInput& in) {
-  std::vector<std::string> argv{std::string(d.program)};
+  std::vector<std::string> argv{std::string(d.programs.front())};
   argv.insert(argv.end(), d.leading.begin(), d.leading.end());
   add_flag(argv, d.nnodes, std::to_string(in.hosts.size()));
   add_flag(argv, d.np, std::to_string(in.world_size));
@@ -76,8 +141,10 @@ std::vector<std::string> mpi_argv(const Dialect& d, const LauncherInput& in) {
   if (!in.cpu_bind.value.empty()) add_flag(argv, d.cpu_bind, in.cpu_bind.value);
   if (in.cpu_bind.depth > 0) add_flag(argv, d.depth, std::to_string(in.cpu_bind.depth));
   if (!d.export_var.empty()) {
-    // Open MPI forwards nothing by default: the ranks need at least the paths.
-    for (const char* name : {"PATH", "LD_LIBRARY_PATH"}) add_flag(argv, d.export_var, name);
+    // Open MPI forwards nothing by default: the ranks need at least the paths, where set.
+    for (const char* name : {"PATH", "LD_LIBRARY_PATH"}) {
+      if (in.environment.count(name)) add_flag(argv, d.export_var, name);
+    }
     for (const std::string& name : in.exported) add_flag(argv, d.export_var, name);
   }
   return argv;
@@ -125,13 +192,90 @@ std::vector<std::string> torchrun_argv(const LauncherInput& in) {
 }  // namespace
 
 std::string known_launchers() {
-  std::string names;
-  for (const Dialect& dialect : k_dialects) names += fmt::format("{}, ", dialect.name);
-  return names + "torchrun";
+  std::vector<std::string_view> names;
+  for (const Dialect& dialect : k_dialects) names.push_back(dialect.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 bool is_known_launcher(std::string_view name) {
-  return name == "torchrun" || find_dialect(name) != nullptr;
+  return find_dialect(name) != nullptr;
+}
+
+std::string canonical_launcher(std::string_view name) {
+  const Dialect* row = find_dialect(name);
+  return std::string(row ? row->name : name);
+}
+
+std::vector<std::string_view> launcher_programs(std::string_view dialect) {
+  const Dialect* row = find_dialect(dialect);
+  return row ? row->programs : std::vector<std::string_view>{};
+}
+
+std::string_view expected_flavour(std::string_view dialect) {
+  const Dialect* row = find_dialect(dialect);
+  return row && !row->flavours.empty() ? row->flavours.front().name : "";
+}
+
+std::string_view launcher_install_hint(std::string_view dialect) {
+  const Dialect* row = find_dialect(dialect);
+  return row ? row->install : "";
+}
+
+namespace {
+
+const LauncherFlavour* first_flavour(auto&& fits) {
+  for (const Dialect& dialect : k_dialects) {
+    for (const LauncherFlavour& flavour : dialect.flavours) {
+      if (fits(flavour)) return &flavour;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const LauncherFlavour* find_flavour(std::string_view version_output) {
+  return first_flavour([&](const LauncherFlavour& flavour) {
+    return std::any_of(flavour.markers.begin(), flavour.markers.end(), [&](std::string_view m) {
+      return version_output.find(m) != std::string_view::npos;
+    });
+  });
+}
+
+const LauncherFlavour* flavour_named(std::string_view name) {
+  return first_flavour([&](const LauncherFlavour& flavour) { return flavour.name == name; });
+}
+
+std::string find_version(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    bool starts = std::isdigit(static_cast<unsigned char>(text[i])) &&
+                  (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])));
+    if (!starts) continue;
+    std::size_t end = text.find_first_not_of("0123456789.", i);
+    std::string_view number = text.substr(i, end - i);
+    while (number.ends_with('.')) number.remove_suffix(1);
+    if (number.find('.') != std::string_view::npos) return std::string(number);
+    i = end == std::string_view::npos ? text.size() : end;
+  }
+  return "";
+}
+
+std::string_view program_dialect(std::string_view dialect, std::size_t nhosts) {
+  if (dialect == "torchrun" && nhosts > 1) return "hydra";
+  return dialect;
+}
+
+std::string missing_root_assignments(std::string_view dialect, const Env& env) {
+  const Dialect* row = find_dialect(dialect);
+  if (!row) return "";
+  std::vector<std::string> all;
+  bool missing = false;
+  for (std::string_view name : row->root_variables) {
+    auto value = env.find(std::string(name));
+    missing = missing || value == env.end() || value->second != "1";
+    all.push_back(fmt::format("{}=1", name));
+  }
+  return missing ? fmt::format("{}", fmt::join(all, " ")) : "";
 }
 
 std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input) {

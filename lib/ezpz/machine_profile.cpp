@@ -23,6 +23,7 @@
 
 #include "ezpz/batch_script.hpp"
 #include "ezpz/error.hpp"
+#include "ezpz/launchers.hpp"
 #include "ezpz/text.hpp"
 
 namespace ezpz {
@@ -224,8 +225,6 @@ void read_fields(const Reader& r, const YAML::Node& node, const Where& at,
 // ---- the schema ----------------------------------------------------------
 
 constexpr std::array<std::string_view, 3> k_scheduler_names = {"pbs", "slurm", "local"};
-constexpr std::array<std::string_view, 5> k_launchers = {"pals", "hydra", "openmpi", "srun",
-                                                         "torchrun"};
 constexpr std::array<std::string_view, 4> k_devices = {"cuda", "xpu", "rocm", "cpu"};
 constexpr std::array<std::string_view, 6> k_backends = {"nccl", "rccl", "xccl",
                                                         "ccl",  "gloo", "mpi"};
@@ -235,6 +234,20 @@ constexpr std::array<std::string_view, 3> k_bind_styles = {"none", "depth", "lis
 template <const auto& allowed>
 std::string read_one_of(const Reader& r, const YAML::Node& node, const Where& at) {
   return read_choice(r, node, at, allowed);
+}
+
+// A dialect, or a name users type for one ("mpich", "ompi"): stored as the dialect.
+std::string read_launcher(const Reader& r, const YAML::Node& node, const Where& at) {
+  if (!node.IsScalar() || !is_known_launcher(node.Scalar())) {
+    r.fail(at, fmt::format("expected one of {}, got {}", known_launchers(), describe(node)));
+  }
+  return canonical_launcher(node.Scalar());
+}
+
+std::string read_program(const Reader& r, const YAML::Node& node, const Where& at) {
+  std::string program = read_string(r, node, at);
+  if (program.empty()) r.fail(at, "expected a program name or path, got an empty string");
+  return program;
 }
 
 std::optional<SchedulerKind> read_scheduler(const Reader& r, const YAML::Node& node,
@@ -474,11 +487,12 @@ BatchDefaults read_batch(const Reader& r, const YAML::Node& node, const Where& a
 }
 
 using P = MachineProfile;
-constexpr std::array<Field<MachineProfile>, 16> k_profile_fields = {{
+constexpr std::array<Field<MachineProfile>, 17> k_profile_fields = {{
     {"description", assign<&P::description, read_string>},
     {"match", assign<&P::match, read_match>},
     {"scheduler", assign<&P::scheduler, read_scheduler>},
-    {"launcher", assign<&P::launcher, read_one_of<k_launchers>>},
+    {"launcher", assign<&P::launcher, read_launcher>},
+    {"launcher_program", assign<&P::launcher_program, read_program>},
     {"gpus_per_node", assign<&P::gpus_per_node, read_count>},
     {"device", assign<&P::device, read_one_of<k_devices>>},
     {"backend", assign<&P::backend, read_one_of<k_backends>>},

@@ -51,6 +51,9 @@ struct MachineProfile {
   MachineMatch match;
   std::optional<SchedulerKind> scheduler;  // the scheduler this machine runs
   std::string launcher;                    // a dialect name: pals, hydra, openmpi, srun, torchrun
+  // The launcher's program, a name on PATH or a path (mpirun.openmpi); empty: the first of the
+  // dialect's names that is its implementation. Used only when `launcher` is.
+  std::string launcher_program;
   int gpus_per_node = 0;                   // accelerators per node; 0 = unknown (probe)
   std::string device;                      // cuda, xpu, rocm, cpu; empty = let the trainer decide
   std::string backend;                     // nccl, xccl, gloo ...; empty = let the trainer decide

@@ -140,7 +140,8 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
 
   LauncherInput launcher{planned.topology.world_size, planned.topology.ppn, hosts,
                          planned.hostfile, choose_cpu_bind(request, in.profile, planned.topology.ppn),
-                         names_of(planned.plan.env), planned.master_addr, in.master_port};
+                         names_of(planned.plan.env), planned.master_addr, in.master_port,
+                         in.environment};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
   argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());

@@ -35,6 +35,7 @@ void to_json(nlohmann::json& json, const MachineProfile& p) {
           {"match_env", p.match.env},
           {"scheduler", p.scheduler ? std::string(to_string(*p.scheduler)) : ""},
           {"launcher", p.launcher},
+          {"launcher_program", p.launcher_program},
           {"gpus_per_node", p.gpus_per_node},
           {"device", p.device},
           {"backend", p.backend},
@@ -61,6 +62,7 @@ void from_json(const nlohmann::json& json, MachineProfile& p) {
   json.at("match_env").get_to(p.match.env);
   p.scheduler = scheduler_from_string(json.at("scheduler").get<std::string>());
   json.at("launcher").get_to(p.launcher);
+  json.at("launcher_program").get_to(p.launcher_program);
   json.at("gpus_per_node").get_to(p.gpus_per_node);
   json.at("device").get_to(p.device);
   json.at("backend").get_to(p.backend);
@@ -85,8 +87,9 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
     hash.add(bytes);
     hash.add_separator();
   };
-  // v2: mpi_launcher_args; v3: bad_node_patterns; v4: batch; v5: batch.required
-  mix("ezpz-profile-cache-v5");
+  // v2: mpi_launcher_args; v3: bad_node_patterns; v4: batch; v5: batch.required;
+  // v6: launcher_program
+  mix("ezpz-profile-cache-v6");
   for (const ProfileFile& file : files) {
     mix(file.path);
     mix(file.text);

@@ -112,6 +112,7 @@ std::string profile_yaml(const MachineProfile& p) {
   if (p.scheduler)
     out << YAML::Key << "scheduler" << YAML::Value << std::string(to_string(*p.scheduler));
   out << YAML::Key << "launcher" << YAML::Value << p.launcher;
+  emit_text(out, "launcher_program", p.launcher_program);
   out << YAML::Key << "gpus_per_node" << YAML::Value << p.gpus_per_node;
   emit_text(out, "device", p.device);
   emit_text(out, "backend", p.backend);

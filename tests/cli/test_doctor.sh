@@ -61,8 +61,13 @@ fi
 expect_eq "profile: the bundled local profile" \
   "ok local from $EZPZ_SRC/machines/local.yaml (no hostname matched; generic profile for local)" \
   "$(check_of profile status) $(check_of profile message)"
+# The first of Hydra's names that is MPICH's (mpiexec may be Open MPI's: Debian's alternatives).
+hydra=$(for name in mpiexec mpiexec.hydra mpiexec.mpich; do
+  path=$(PATH=/usr/local/bin:/usr/bin:/bin command -v "$name") &&
+    "$path" --version 2>/dev/null | grep -q "HYDRA build details" && echo "$path" && break
+done)
 expect_eq "launcher: MPICH's mpiexec" \
-  "ok $(command -v mpiexec): MPICH Hydra $(mpiexec --version | sed -n 's/^ *Version: *//p'), the hydra launcher of profile local" \
+  "ok $hydra: MPICH Hydra $("$hydra" --version | sed -n 's/^ *Version: *//p'), the hydra launcher of profile local" \
   "$(check_of launcher status) $(check_of launcher message)"
 if [ -x "$smoke" ]; then
   expect_eq "trainer: ezpz-smoke --probe" "ok libtorch $(jq -r .libtorch < <("$smoke" --probe)): cpu; backends gloo; default cpu with gloo" \
@@ -200,13 +205,25 @@ fake_bin="$scratch/fake-bin"
 mkdir -p "$fake_bin"
 printf '#!/bin/sh\necho "mpirun (Open MPI) 4.1.4"\n' >"$fake_bin/mpiexec"
 chmod +x "$fake_bin/mpiexec"
-doctor wrong-launcher "PATH=$fake_bin:/usr/bin:/bin" -- --json
+# The fake alone on PATH: a real mpiexec.hydra in /usr/bin would be chosen (see below).
+doctor wrong-launcher "PATH=$fake_bin" -- --json
 expect_eq "Open MPI's mpiexec for the hydra dialect: launcher" \
   "error $fake_bin/mpiexec is Open MPI 4.1.4, but the hydra launcher of profile local needs MPICH Hydra" \
   "$(check_of launcher status) $(check_of launcher message)"
 expect_eq "Open MPI's mpiexec for the hydra dialect: remedy" \
   "put MPICH Hydra's mpiexec first on PATH (check module list), or pass --launcher openmpi" \
   "$(check_of launcher remedy)"
+# Doctor checks the program a launch would run: the first of the dialect's names that is it.
+printf '#!/bin/sh\necho "HYDRA build details:"\necho "    Version: 4.0.2"\n' >"$fake_bin/mpiexec.hydra"
+chmod +x "$fake_bin/mpiexec.hydra"
+doctor hydra-second "PATH=$fake_bin" -- --json
+expect_eq "Open MPI's mpiexec, then mpiexec.hydra: launcher" \
+  "ok $fake_bin/mpiexec.hydra: MPICH Hydra 4.0.2, the hydra launcher of profile local" \
+  "$(check_of launcher status) $(check_of launcher message)"
+doctor hydra-named "PATH=$fake_bin" -- --launcher-program mpiexec --json
+expect_eq "--launcher-program names Open MPI's mpiexec: launcher" \
+  "error $fake_bin/mpiexec is Open MPI 4.1.4, but the hydra launcher of profile local needs MPICH Hydra" \
+  "$(check_of launcher status) $(check_of launcher message)"
 
 # --- The trainer: missing, failing, or printing no JSON ---------------------------------
 # A copy of ezpz looks for its helpers beside itself: give it broken ones.

@@ -107,7 +107,7 @@ expect_true "all nodes: 4 ranks on n01, n02 start" wait_until 10 has_count 4 "$s
 run_ezpz everywhere -v kill --all-nodes
 expect_eq "all nodes: exit status" 0 "$rc"
 expect_match "all nodes: one kill rank per node, for this job's runs" \
-  "ezpz: running: mpiexec -n 2 -ppn 1 -f [^ ]+ [^ ]+/ezpz kill --on-node .* --job kill-$marker_base.pbs-sim" "$err"
+  "ezpz: running: mpiexec(\.hydra|\.mpich)? -n 2 -ppn 1 -f [^ ]+ [^ ]+/ezpz kill --on-node .* --job kill-$marker_base.pbs-sim" "$err"
 expect_true "all nodes: the job's ranks are gone" wait_until 10 has_count 0 "$sleeper2"
 expect_true "all nodes: the decoy lives" alive "$decoy"
 expect_true "all nodes: the launch ends" wait_until 10 dead "$launch_pid"

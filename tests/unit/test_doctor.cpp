@@ -83,6 +83,14 @@ void on_polaris(Snapshot& s) {
        "device: cuda\nbackend: nccl\n"});
 }
 
+// --launcher openmpi, and Open MPI's mpirun found.
+void with_open_mpi(Snapshot& s) {
+  s.launcher_flag = "openmpi";
+  s.launcher_program = "mpirun";
+  s.launcher_path = "/usr/bin/mpirun";
+  s.launcher_version = exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n\nReport bugs\n");
+}
+
 void run_local(Snapshot& s) {
   s.env.erase("PBS_JOBID");
   s.env.erase("PBS_NODEFILE");
@@ -382,12 +390,36 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "make sure it is MPICH Hydra: the hydra launcher of profile generic-pbs passes it MPICH "
         "Hydra's flags"}},
       {"Open MPI chosen with --launcher",
+       with_open_mpi,
+       {"launcher", Status::ok,
+        "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
+      {"Debian's mpirun.openmpi calls itself OpenRTE",
        [](Snapshot& s) {
-         s.launcher_flag = "openmpi";
-         s.launcher_program = "mpirun";
-         s.launcher_path = "/usr/bin/mpirun";
-         s.launcher_version =
-             exited("/usr/bin/mpirun", 0, "mpirun (Open MPI) 4.1.4\n\nReport bugs\n");
+         s.launcher_flag = "ompi";
+         s.launcher_program = "mpirun.openmpi";
+         s.launcher_path = "/usr/bin/mpirun.openmpi";
+         s.launcher_version = exited("/usr/bin/mpirun.openmpi", 0,
+                                     "mpirun.openmpi (OpenRTE) 4.1.4\n\nReport bugs\n");
+       },
+       {"launcher", Status::ok,
+        "/usr/bin/mpirun.openmpi: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},
+      {"Open MPI as root, without its variables",
+       [](Snapshot& s) {
+         with_open_mpi(s);
+         s.root = true;
+         s.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+       },
+       {"launcher", Status::warn,
+        "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher); as root, Open MPI "
+        "refuses to start without OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+        "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 to run as root (ezpz "
+        "never sets them)"}},
+      {"Open MPI as root, told it may",
+       [](Snapshot& s) {
+         with_open_mpi(s);
+         s.root = true;
+         s.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+         s.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
        },
        {"launcher", Status::ok,
         "/usr/bin/mpirun: Open MPI 4.1.4, the openmpi launcher (--launcher)", ""}},

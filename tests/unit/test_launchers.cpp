@@ -68,6 +68,7 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
   input.hosts = {"n01", "n02"};
   input.hostfile = "/h";
   input.exported = {"MASTER_ADDR"};
+  input.environment = {{"PATH", "/usr/bin"}, {"LD_LIBRARY_PATH", "/opt/lib"}};
   CHECK(launcher_argv("hydra", input) ==
         std::vector<std::string>{"mpiexec", "-n", "4", "-ppn", "2", "-f", "/h"});
   CHECK(launcher_argv("openmpi", input) ==
@@ -176,4 +177,66 @@ TEST_CASE("rank env trusts the launcher's own variables first", "[rank_env]") {
   CHECK(map_rank_env("srun", hydra_rank_three) == Pairs{{"RANK", "7"}});
   // An unknown launcher takes the first source present.
   CHECK(map_rank_env("", hydra_rank_three).front() == std::pair<std::string, std::string>{"RANK", "3"});
+}
+
+TEST_CASE("Open MPI is told to forward only the paths that are set", "[launchers]") {
+  LauncherInput input;
+  input.exported = {"MASTER_ADDR"};
+  input.environment = {{"PATH", "/usr/bin"}, {"HOME", "/root"}};
+  // An unset LD_LIBRARY_PATH named with -x makes Open MPI warn on every run.
+  CHECK(launcher_argv("openmpi", input) == std::vector<std::string>{"mpirun", "-n", "1", "-N", "1",
+                                                                    "-x", "PATH", "-x",
+                                                                    "MASTER_ADDR"});
+  input.environment = {};
+  CHECK(launcher_argv("openmpi", input) ==
+        std::vector<std::string>{"mpirun", "-n", "1", "-N", "1", "-x", "MASTER_ADDR"});
+}
+
+TEST_CASE("launchers answer to the names users type", "[launchers]") {
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"mpich", "hydra"}, {"hydra", "hydra"}, {"ompi", "openmpi"},      {"openmpi", "openmpi"},
+      {"pals", "pals"},   {"srun", "srun"},   {"torchrun", "torchrun"}, {"lsf", "lsf"},
+      {"MPICH", "MPICH"},  // unknown names stay, for the error to name
+  };
+  for (const auto& [typed, dialect] : rows) {
+    INFO(typed);
+    CHECK(canonical_launcher(typed) == dialect);
+    CHECK(is_known_launcher(typed) == (typed != "lsf" && typed != "MPICH"));
+  }
+  CHECK(launcher_argv("ompi", LauncherInput{}) == launcher_argv("openmpi", LauncherInput{}));
+  CHECK(launcher_argv("mpich", LauncherInput{}) == launcher_argv("hydra", LauncherInput{}));
+  // Messages list each dialect once, by its own name.
+  CHECK(known_launchers() == "pals, hydra, openmpi, srun, torchrun");
+}
+
+TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]") {
+  using Names = std::vector<std::string_view>;
+  CHECK(launcher_programs("hydra") == Names{"mpiexec", "mpiexec.hydra", "mpiexec.mpich"});
+  CHECK(launcher_programs("mpich") == launcher_programs("hydra"));
+  CHECK(launcher_programs("openmpi") == Names{"mpirun", "mpirun.openmpi", "mpiexec.openmpi"});
+  CHECK(launcher_programs("pals") == Names{"mpiexec"});
+  CHECK(launcher_programs("srun") == Names{"srun"});
+  CHECK(launcher_programs("torchrun") == Names{"torchrun"});
+  CHECK(launcher_programs("lsf").empty());
+  for (std::string_view dialect : {"pals", "hydra", "openmpi", "srun", "torchrun"}) {
+    INFO(dialect);
+    CHECK(launcher_argv(dialect, LauncherInput{}).front() == launcher_programs(dialect).front());
+  }
+  CHECK(expected_flavour("openmpi") == "Open MPI");
+  CHECK(expected_flavour("torchrun") == "");
+  // torchrun on several hosts is started by Hydra's mpiexec, whose identity is checked.
+  CHECK(program_dialect("torchrun", 2) == "hydra");
+  CHECK(program_dialect("torchrun", 1) == "torchrun");
+  CHECK(program_dialect("openmpi", 2) == "openmpi");
+}
+
+TEST_CASE("Open MPI as root needs both of its variables set to 1", "[launchers]") {
+  const std::string both = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+  CHECK(missing_root_assignments("openmpi", {}) == both);
+  CHECK(missing_root_assignments("ompi", {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}}) == both);
+  CHECK(missing_root_assignments("openmpi", {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+                                             {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "yes"}}) == both);
+  CHECK(missing_root_assignments("openmpi", {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+                                             {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}) == "");
+  CHECK(missing_root_assignments("hydra", {}) == "");
 }

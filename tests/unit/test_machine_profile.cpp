@@ -69,6 +69,19 @@ TEST_CASE("a minimal profile takes the defaults", "[profile]") {
   CHECK(parse_machine_profile("launcher: hydra\n", expected.source) == expected);
 }
 
+TEST_CASE("a profile's launcher may be named as users type it, and its program given",
+          "[profile]") {
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"mpich", "hydra"}, {"hydra", "hydra"}, {"ompi", "openmpi"}, {"openmpi", "openmpi"}};
+  for (const auto& [typed, dialect] : rows) {
+    INFO(typed);
+    CHECK(parse_machine_profile("launcher: " + typed + "\n", "m/x.yaml").launcher == dialect);
+  }
+  MachineProfile profile =
+      parse_machine_profile("launcher: ompi\nlauncher_program: mpirun.openmpi\n", "m/x.yaml");
+  CHECK(profile.launcher_program == "mpirun.openmpi");
+}
+
 TEST_CASE("empty sections read as empty", "[profile]") {
   // A section whose every line is commented out is empty, not an error.
   MachineProfile p = parse_machine_profile(
@@ -150,6 +163,18 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
       {"launcher:\n",
        "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
        "nothing"},
+      {"launcher: Mpich\n",
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "\"Mpich\""},
+      {"launcher: [ompi]\n",
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "a list"},
+      {L + "launcher_program: \"\"\n",
+       "machines/x.yaml:2: launcher_program: expected a program name or path, got an empty string"},
+      {L + "launcher_program: [mpirun]\n",
+       "machines/x.yaml:2: launcher_program: expected a string, got a list"},
+      {L + "launcher_programs: mpirun\n",
+       "machines/x.yaml:2: launcher_programs: unknown key; did you mean \"launcher_program\"?"},
       {L + "scheduler: lsf\n",
        "machines/x.yaml:2: scheduler: expected one of pbs, slurm, local, got \"lsf\""},
       {L + "scheduler: none\n",

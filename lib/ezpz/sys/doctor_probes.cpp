@@ -27,6 +27,7 @@
 #include "ezpz/error.hpp"
 #include "ezpz/launchers.hpp"
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/launcher_program.hpp"
 #include "ezpz/sys/world.hpp"
 #include "ezpz/yeet.hpp"
 
@@ -237,12 +238,14 @@ void probe_profiles(doctor::Snapshot& s) {
   }
 }
 
-// Finds the launcher the plan would use and starts its --version.
+// Finds the launcher the plan would use, as a launch finds it, and starts its --version.
 std::optional<std::future<doctor::ProgramRun>> start_launcher_probe(doctor::Snapshot& s) {
   doctor::Derived d = doctor::derive(s);
   if (!d.profile || !is_known_launcher(d.launcher)) return std::nullopt;
-  s.launcher_program = doctor::launcher_program(d.launcher);
-  s.launcher_path = find_program(s.launcher_program, s.env);
+  LauncherProgramChoice choice = resolve_launcher_program(
+      d.launcher, named_launcher_program(s.launcher_program_flag, *d.profile, d.launcher), s.env);
+  s.launcher_program = choice.program;
+  if (!choice.path.empty()) s.launcher_path = choice.path;
   if (!s.launcher_path || d.launcher == "torchrun") return std::nullopt;
   return start_program({*s.launcher_path, "--version"}, s.env, k_version_timeout);
 }

@@ -30,7 +30,6 @@
 #include "ezpz/error.hpp"
 #include "ezpz/sys/output_pump.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
-#include "ezpz/text.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -95,37 +94,11 @@ std::string describe(milliseconds duration) {
   return fmt::format("{} ms", duration.count());
 }
 
-Env child_environment(const Env& base, const EnvList& overrides) {
-  Env env = base;
-  for (const auto& [name, value] : overrides) env.insert_or_assign(name, value);
-  return env;
-}
-
-bool is_executable_file(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
-// Like execvp's search, except that empty entries (historically the current directory) are
-// skipped: a launcher should never be picked up from wherever the user happens to stand.
-std::optional<std::string> search_path(const std::string& name, std::string_view path_list) {
-  for (std::string_view dir : split(path_list, ':')) {
-    if (dir.empty()) continue;
-    std::string candidate = fmt::format("{}/{}", dir, name);
-    if (is_executable_file(candidate)) return candidate;
-  }
-  return std::nullopt;
-}
-
 // The launcher is searched on the PATH it will itself run with, not on ezpz's own.
 std::string resolve_launcher(const std::string& name, const Env& env) {
+  if (auto found = find_program(name, env)) return *found;
   if (name.find('/') != std::string::npos) {
-    if (is_executable_file(name)) return name;
     throw Error(fmt::format("{}: launcher not found or not executable", name), ExitCode::not_found);
-  }
-  if (auto path_list = get_nonempty(env, "PATH")) {
-    if (auto found = search_path(name, *path_list)) return *found;
   }
   throw Error(fmt::format("{}: launcher not found on PATH", name), ExitCode::not_found);
 }
@@ -539,6 +512,12 @@ class StdoutFile {
 
 }  // namespace
 
+Env launcher_environment(const Env& base, const EnvList& overrides) {
+  Env env = base;
+  for (const auto& [name, value] : overrides) env.insert_or_assign(name, value);
+  return env;
+}
+
 ProcessExecutor::ProcessExecutor(Env base, ProcessOptions options)
     : base_(std::move(base)), options_(options) {}
 
@@ -552,7 +531,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   const Clock::time_point started = Clock::now();
   std::optional<StdinRelay> relay;
   if (plan.relay_stdin) relay.emplace();
-  Env env = child_environment(base_, plan.env);
+  Env env = launcher_environment(base_, plan.env);
   if (relay) env.insert_or_assign(k_stdin_socket_variable, relay->socket_path());
   const std::string path = resolve_launcher(plan.argv.front(), env);
   // Only once the launcher is known to exist: a failed launch leaves nothing behind.

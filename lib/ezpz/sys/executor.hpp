@@ -61,6 +61,9 @@ struct RunOutcome {
   std::string output_tail;  // with capture: at least the last tail_bytes of the output
 };
 
+// The launcher's environment: `base` with the plan's variables set on top.
+Env launcher_environment(const Env& base, const EnvList& overrides);
+
 // Spawns argv[0] (searched on PATH) without a shell, env = base + plan.env,
 // stdio inherited (stdin from /dev/null when it is a terminal, so a launcher in
 // a background process group never stops on SIGTTIN), in its own process group.

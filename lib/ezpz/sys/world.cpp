@@ -144,6 +144,8 @@ bool read_until(int fd, Clock::time_point deadline, std::string& out) {
 }
 
 // The stdout of argv when it exits 0 within the probe timeout.
+}  // namespace
+
 std::optional<std::string> run_captured(std::vector<std::string> argv, const Env& env) {
   auto child = spawn_captured(std::move(argv), env);
   if (!child) return std::nullopt;
@@ -155,6 +157,8 @@ std::optional<std::string> run_captured(std::vector<std::string> argv, const Env
   if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) return std::nullopt;
   return out;
 }
+
+namespace {
 
 // ---- Profile search path ---------------------------------------------------
 
@@ -373,8 +377,10 @@ std::optional<std::string> find_program(const std::string& program, const Env& e
   auto path = env.find("PATH");
   std::string_view dirs = path != env.end() ? std::string_view(path->second) : "/bin:/usr/bin";
   for (std::string_view dir : split(dirs, ':')) {
-    // An empty entry is the current directory, as for execvp().
-    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, program);
+    // Unlike execvp(), an empty entry (historically the current directory) is skipped: a
+    // launcher or a tool is never picked up from wherever the user happens to stand.
+    if (dir.empty()) continue;
+    std::string candidate = fmt::format("{}/{}", dir, program);
     if (is_executable_file(candidate)) return candidate;
   }
   return std::nullopt;

@@ -50,12 +50,17 @@ std::string create_new_directory(const std::string& path, int most = 100);
 std::string hostname();
 
 // The full path of `program` found on env's PATH (or `program` itself when it
-// contains a '/' and is executable); nullopt when not found.
+// contains a '/' and is executable); nullopt when not found. Empty PATH entries are
+// skipped; an unset PATH is execvp()'s /bin:/usr/bin.
 std::optional<std::string> find_program(const std::string& program, const Env& env);
 
 // What this node says about a command's first word for ranks whose environment is `env`
 // (find_program's search: the one execvp does when a rank starts it).
 CommandLookup look_up_command(const std::string& word, const Env& env);
+
+// The stdout of `argv` (argv[0] a full path), run with stdin on /dev/null; nullopt when it
+// cannot start, fails, or takes more than 2 s (then it is killed).
+std::optional<std::string> run_captured(std::vector<std::string> argv, const Env& env);
 
 // Directory of the running executable (/proc/self/exe), for finding helpers.
 std::string self_directory();
