@@ -63,7 +63,7 @@ expect_eq "profile: the bundled local profile" \
   "$(check_of profile status) $(check_of profile message)"
 # The first of Hydra's names that is MPICH's (mpiexec may be Open MPI's: Debian's alternatives).
 hydra=$(for name in mpiexec mpiexec.hydra mpiexec.mpich; do
-  path=$(PATH=/usr/local/bin:/usr/bin:/bin command -v "$name") &&
+  path=$(PATH=$system_path command -v "$name") &&
     "$path" --version 2>/dev/null | grep -q "HYDRA build details" && echo "$path" && break
 done)
 expect_eq "launcher: MPICH's mpiexec" \

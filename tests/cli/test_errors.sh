@@ -109,12 +109,12 @@ printf '#!/bin/sh\necho "HYDRA build details:"\necho "    Version: 4.0.2"\n' >"$
 chmod +x "$wrong_mpi/mpirun"
 expect_error "MPICH's mpirun for Open MPI" 127 \
   "the openmpi launcher needs Open MPI's mpirun: $wrong_mpi/mpirun is MPICH Hydra 4.0.2 (install Open MPI or load its module, or name Open MPI's mpirun with --launcher-program PATH, or pass --launcher hydra)" -- \
-  PATH="$wrong_mpi" "${aurora[@]}" -- launch --launcher ompi --exclude x4102c5s2b0n0 -- true
+  PATH="$wrong_mpi" "${aurora[@]}" -- launch --launcher ompi --exclude x4102c5s2b0n0 -- /bin/true
 expect_error "--launcher-program names MPICH's for Open MPI" 127 \
   "the openmpi launcher needs Open MPI's mpirun: $wrong_mpi/mpirun (--launcher-program) is MPICH Hydra 4.0.2 (name Open MPI's mpirun instead, or pass --launcher hydra)" -- \
   -- launch --launcher openmpi --launcher-program "$wrong_mpi/mpirun" -- true
 expect_error "--launcher-program not found" 127 "mpirun.nope: launcher not found on PATH" -- \
-  PATH="$wrong_mpi" -- launch --launcher openmpi --launcher-program mpirun.nope -- true
+  PATH="$wrong_mpi" -- launch --launcher openmpi --launcher-program mpirun.nope -- /bin/true
 
 # yeet: the source, the destination and its options, checked before any launch.
 mkdir -p "$scratch/env" && : >"$scratch/notes.txt"

@@ -24,7 +24,7 @@ fi
 # The Hydra a launch here runs: the first of its names on the test's PATH that is MPICH's
 # (Debian's alternatives may point mpiexec at Open MPI's).
 real_mpiexec=$(for name in mpiexec mpiexec.hydra mpiexec.mpich; do
-  path=$(PATH=/usr/local/bin:/usr/bin:/bin command -v "$name") &&
+  path=$(PATH=$system_path command -v "$name") &&
     "$path" --version 2>/dev/null | grep -q "HYDRA build details" && echo "$path" && break
 done)
 mkdir -p "$scratch/run" "$scratch/home"

@@ -57,7 +57,7 @@ launch_ok "--launcher-program by path" "$mpich_first" "$ompi" \
   --launcher openmpi --launcher-program "$ompi"
 
 # --- Another MPI's program is refused, in one line, before anything runs ------
-run_ezpz only-mpich PATH="$only_mpich" launch --launcher openmpi -n 2 -- sh -c "$ranks"
+run_ezpz only-mpich PATH="$only_mpich" launch --launcher openmpi -n 2 -- /bin/sh -c "$ranks"
 expect_eq "only MPICH's mpirun: exit status" 127 "$rc"
 expect_eq "only MPICH's mpirun: the error" \
   "ezpz: error: the openmpi launcher needs Open MPI's mpirun: $only_mpich/mpirun is MPICH Hydra $hydra_version (install Open MPI or load its module, or name Open MPI's mpirun with --launcher-program PATH, or pass --launcher hydra)" \
