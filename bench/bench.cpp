@@ -221,11 +221,11 @@ bool is_executable(const std::string& path) {
          ::access(path.c_str(), X_OK) == 0;
 }
 
-std::optional<std::string> find_on_path(const std::string& name) {
+std::optional<std::string> find_on_path(const std::string& name, std::string_view path = k_path) {
   if (name.find('/') != std::string::npos) {
     return is_executable(name) ? std::optional(name) : std::nullopt;
   }
-  std::string_view dirs = k_path;
+  std::string_view dirs = path;
   while (!dirs.empty()) {
     auto colon = dirs.find(':');
     std::string candidate = std::string(dirs.substr(0, colon)) + "/" + name;
@@ -594,7 +594,12 @@ std::optional<Command> planned_command(const std::string& line, std::vector<std:
     }
   }
   if (argv.empty()) return std::nullopt;
-  auto program = find_on_path(argv[0]);
+  // Looked up on the case's PATH, as ezpz would: its mpi-bin link, not Debian's alternative.
+  std::string_view path = k_path;
+  for (const std::string& assignment : env) {
+    if (assignment.starts_with("PATH=")) path = std::string_view(assignment).substr(5);
+  }
+  auto program = find_on_path(argv[0], path);
   if (!program) return std::nullopt;
   argv[0] = *program;
   return Command{argv, env};

@@ -213,7 +213,11 @@ std::string command_section(const std::string& path, const CommandDoc& c) {
   for (const OptionDoc& o : c.options) {
     if (o.positional) usage += " " + o.names.front();
   }
-  if (!usage_tail(path).empty()) usage += " " + std::string(usage_tail(path));
+  if (!usage_tail(path).empty()) {
+    // Two appends, not " " + string: GCC 12 -O3 warns falsely on that (-Wrestrict, PR 105329).
+    usage += ' ';
+    usage += usage_tail(path);
+  }
   std::string out = fmt::format(".SS \"{}\"\n{}\n", roff(usage), roff(c.description));
   for (const OptionDoc& o : c.options) out += option_item(o);
   if (!c.footer.empty()) out += fmt::format(".PP\n.nf\n{}\n.fi\n", roff(c.footer));
