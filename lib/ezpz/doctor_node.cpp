@@ -127,10 +127,10 @@ constexpr std::string_view k_storage = "storage";
 std::string describe_source(const StorageProbe& p) {
   std::string size = bytes(p.source_bytes);
   if (p.walk_capped) {
-    return fmt::format("{} is at least {} ({} files counted in {:g} s)", p.source, size,
-                       p.source_files, p.walk_limit_s);
+    return fmt::format("{} is at least {} ({} counted in {:g} s)", p.source, size,
+                       plural(p.source_files, "file"), p.walk_limit_s);
   }
-  return fmt::format("{} is {} ({} files)", p.source, size, p.source_files);
+  return fmt::format("{} is {} ({})", p.source, size, plural(p.source_files, "file"));
 }
 
 }  // namespace

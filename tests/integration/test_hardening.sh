@@ -11,7 +11,8 @@ launch_env() { clean_env env -u MASTER_PORT "$@"; }
 runs="$scratch/runs"
 
 # newest_run: the directory of the last run recorded.
-newest_run() { ls -d "$runs"/*/ | sort | tail -1; }
+# The record written last (ids sort by second, then as text: pid 992 after pid 1005).
+newest_run() { ls -dt "$runs"/*/ | head -n 1; }
 
 # --- `| head`: a closed stdout ends the job, as it ends a pipeline's writer ------------------
 start=$(now_ms)

@@ -584,6 +584,13 @@ TEST_CASE("doctor: node-local storage for yeet", "[doctor]") {
        venv(3 * k_gib / 2, false),
        {"storage", Status::ok,
         "/tmp writable, 10.0 GiB free; /p/venv is 1.5 GiB (1234 files), staged to /tmp/venv", ""}},
+      {"one file",
+       [&](Snapshot& s) {
+         venv(3 * k_gib / 2, false)(s);
+         s.storage.source_files = 1;
+       },
+       {"storage", Status::ok,
+        "/tmp writable, 10.0 GiB free; /p/venv is 1.5 GiB (1 file), staged to /tmp/venv", ""}},
       {"counted in part",
        venv(3 * k_gib / 2, true),
        {"storage", Status::ok,
