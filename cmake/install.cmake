@@ -45,8 +45,10 @@ if(TARGET ezpz_runtime AND NOT EZPZ_SANITIZE)
   install(TARGETS ezpz_runtime EXPORT ezpzTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   set(EZPZ_LIB_DIR ${CMAKE_CURRENT_SOURCE_DIR}/lib/ezpz)
-  install(FILES ${EZPZ_LIB_DIR}/env.hpp ${EZPZ_LIB_DIR}/error.hpp ${EZPZ_LIB_DIR}/runtime_env.hpp
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ezpz)
+  install(FILES ${EZPZ_LIB_DIR}/core/env.hpp ${EZPZ_LIB_DIR}/core/error.hpp
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ezpz/core)
+  install(FILES ${EZPZ_LIB_DIR}/launchers/runtime_env.hpp
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ezpz/launchers)
   install(FILES ${EZPZ_LIB_DIR}/runtime/dist.hpp ${EZPZ_LIB_DIR}/runtime/grad_sync.hpp
                 ${EZPZ_LIB_DIR}/runtime/listener.hpp
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ezpz/runtime)

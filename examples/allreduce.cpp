@@ -9,7 +9,7 @@
 #include <exception>
 #include <vector>
 
-#include <ezpz/error.hpp>
+#include <ezpz/core/error.hpp>
 #include <ezpz/runtime/dist.hpp>
 
 int main() {

@@ -1,5 +1,5 @@
 # ezpz_runtime: the libtorch half of the runtime API (ezpz::dist::setup(),
-# GradSync); the pure half is ezpz/runtime_env.cpp in ezpz_core. Built only
+# GradSync); the pure half is ezpz/launchers/runtime_env.cpp in ezpz_core. Built only
 # with EZPZ_WITH_SMOKE, where the top level has found libtorch.
 #
 # It is also what users link: installed with its headers as ezpz::runtime
@@ -11,10 +11,10 @@ if(EZPZ_WITH_SMOKE)
   add_library(ezpz_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/dist.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/grad_sync.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/listener.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/env.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime_env.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/rank_env.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/report.cpp)
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/core/env.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/launchers/runtime_env.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/launchers/rank_env.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/smoke/report.cpp)
   target_include_directories(ezpz_runtime PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {

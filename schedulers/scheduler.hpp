@@ -5,9 +5,9 @@
 #include <string>
 #include <string_view>
 
-#include "ezpz/allocation.hpp"
-#include "ezpz/env.hpp"
-#include "ezpz/files.hpp"
+#include "ezpz/core/allocation.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/files.hpp"
 
 namespace ezpz {
 

@@ -2,8 +2,8 @@
 // (SLURM_JOB_NODELIST; SLURM_NODELIST in older releases and inside steps).
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
-#include "ezpz/hostlist.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/hostlist.hpp"
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {

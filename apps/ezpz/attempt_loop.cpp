@@ -10,12 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/attempts.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/log.hpp"
-#include "ezpz/render.hpp"
-#include "ezpz/run_prune.hpp"
-#include "ezpz/run_record.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/launch/render.hpp"
+#include "ezpz/supervise/attempts.hpp"
+#include "ezpz/supervise/run_prune.hpp"
+#include "ezpz/supervise/run_record.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/run_records.hpp"

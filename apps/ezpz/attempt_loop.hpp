@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
-#include "ezpz/kill.hpp"
+#include "ezpz/supervise/kill.hpp"
 #include "plan_options.hpp"
 
 namespace ezpz {

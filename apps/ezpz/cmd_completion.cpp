@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/cli_docs.hpp"
+#include "ezpz/core/cli_docs.hpp"
 
 namespace ezpz {
 

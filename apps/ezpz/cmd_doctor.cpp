@@ -12,14 +12,14 @@
 #include <fmt/format.h>
 
 #include "bundled.hpp"
-#include "ezpz/doctor.hpp"
-#include "ezpz/doctor_deep.hpp"
-#include "ezpz/doctor_report.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/log.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/core/text.hpp"
+#include "ezpz/doctor/doctor.hpp"
+#include "ezpz/doctor/doctor_deep.hpp"
+#include "ezpz/doctor/doctor_report.hpp"
 #include "ezpz/sys/doctor_probes.hpp"
 #include "ezpz/sys/world.hpp"
-#include "ezpz/text.hpp"
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {

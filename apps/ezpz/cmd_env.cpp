@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "ezpz/job_env.hpp"
+#include "ezpz/launch/job_env.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {

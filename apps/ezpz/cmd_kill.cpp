@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/env.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/kill.hpp"
-#include "ezpz/run_record.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/stage/yeet.hpp"
+#include "ezpz/supervise/kill.hpp"
+#include "ezpz/supervise/run_record.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/world.hpp"
-#include "ezpz/yeet.hpp"
 #include "plan_options.hpp"
 
 namespace ezpz {

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
-#include "ezpz/kill.hpp"
+#include "ezpz/supervise/kill.hpp"
 #include "options.hpp"
 
 namespace ezpz {

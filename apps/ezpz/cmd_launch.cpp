@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/command_check.hpp"
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/launch/command_check.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {

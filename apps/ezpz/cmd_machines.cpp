@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/profile_view.hpp"
+#include "ezpz/profile/profile_view.hpp"
 #include "ezpz/sys/world.hpp"
 #include "schedulers/scheduler.hpp"
 

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
-#include "ezpz/log.hpp"
-#include "ezpz/run_prune.hpp"
-#include "ezpz/run_record.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/supervise/run_prune.hpp"
+#include "ezpz/supervise/run_record.hpp"
 #include "ezpz/sys/run_records.hpp"
 #include "ezpz/sys/world.hpp"
 

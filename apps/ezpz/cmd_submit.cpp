@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/batch_script.hpp"
-#include "ezpz/env.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/log.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/launch/batch_script.hpp"
 #include "ezpz/sys/submit.hpp"
 #include "ezpz/sys/world.hpp"
 #include "schedulers/scheduler.hpp"

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "bundled.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/smoke_test.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/smoke/smoke_test.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {

@@ -7,7 +7,7 @@
 
 #include "attempt_loop.hpp"
 #include "context.hpp"
-#include "ezpz/smoke_flags.hpp"
+#include "ezpz/smoke/smoke_flags.hpp"
 #include "options.hpp"
 #include "plan_options.hpp"
 

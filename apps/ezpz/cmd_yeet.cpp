@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "bundled.hpp"
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/stage/yeet.hpp"
 #include "ezpz/sys/paths.hpp"
 #include "ezpz/sys/world.hpp"
-#include "ezpz/yeet.hpp"
 
 namespace ezpz {
 

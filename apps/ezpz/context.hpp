@@ -2,7 +2,7 @@
 // What every subcommand gets from main: the world, gathered once.
 #include <string>
 
-#include "ezpz/env.hpp"
+#include "ezpz/core/env.hpp"
 
 namespace ezpz {
 

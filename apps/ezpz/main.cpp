@@ -14,8 +14,8 @@
 #include "cmd_test.hpp"
 #include "cmd_yeet.hpp"
 #include "context.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/log.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
 #include "ezpz/sys/world.hpp"
 #include "options.hpp"
 

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/cli_docs.hpp"
-#include "ezpz/color.hpp"
-#include "ezpz/log.hpp"
+#include "ezpz/core/cli_docs.hpp"
+#include "ezpz/core/color.hpp"
+#include "ezpz/core/log.hpp"
 
 namespace ezpz {
 

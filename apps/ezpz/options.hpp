@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "ezpz/env.hpp"
-#include "ezpz/error.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/error.hpp"
 
 namespace ezpz {
 

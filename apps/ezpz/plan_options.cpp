@@ -8,17 +8,17 @@
 
 #include "bundled.hpp"
 
-#include "ezpz/env.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/hostlist.hpp"
-#include "ezpz/kill.hpp"
-#include "ezpz/launchers.hpp"
-#include "ezpz/log.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/hostlist.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/core/text.hpp"
+#include "ezpz/launchers/launchers.hpp"
+#include "ezpz/supervise/kill.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/launcher_program.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/world.hpp"
-#include "ezpz/text.hpp"
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {

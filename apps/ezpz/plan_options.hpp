@@ -8,9 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
-#include "ezpz/launcher_identity.hpp"
-#include "ezpz/plan.hpp"
-#include "ezpz/render.hpp"
+#include "ezpz/launch/plan.hpp"
+#include "ezpz/launch/render.hpp"
+#include "ezpz/launchers/launcher_identity.hpp"
 
 namespace ezpz {
 

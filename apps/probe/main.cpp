@@ -2,7 +2,7 @@
 // what its node looks like, then joins a tiny all-reduce over every rank and
 // prints that it did. The first line comes before MPI_Init, so a node whose
 // peers never arrive (a dead node, a broken fabric) still reports; ezpz doctor
-// judges the lines (lib/ezpz/doctor_deep.cpp) and kills the launch at its
+// judges the lines (lib/ezpz/doctor/doctor_deep.cpp) and kills the launch at its
 // timeout.
 #include <dirent.h>
 #include <mpi.h>

@@ -33,7 +33,7 @@
 #include <cstring>
 #include <string>
 
-#include "ezpz/rank_env.hpp"
+#include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 
 namespace {

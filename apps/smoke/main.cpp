@@ -3,7 +3,7 @@
 // proves the ranks stayed in step and the loss fell, and leaves metrics.jsonl,
 // report.md and summary.json in --output-dir. Flags are handled here, away
 // from libtorch, from the table `ezpz test` checks them with
-// (lib/ezpz/smoke_flags.cpp); the training is in trainer.cpp.
+// (lib/ezpz/smoke/smoke_flags.cpp); the training is in trainer.cpp.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "ezpz/error.hpp"
-#include "ezpz/smoke_flags.hpp"
-#include "ezpz/smoke_test.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/smoke/smoke_flags.hpp"
+#include "ezpz/smoke/smoke_test.hpp"
 #include "trainer.hpp"
 
 namespace {

@@ -15,11 +15,11 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
-#include "ezpz/error.hpp"
-#include "ezpz/report.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/launchers/runtime_env.hpp"
 #include "ezpz/runtime/dist.hpp"
 #include "ezpz/runtime/grad_sync.hpp"
-#include "ezpz/runtime_env.hpp"
+#include "ezpz/smoke/report.hpp"
 
 namespace ezpz::smoke {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // The libtorch half of ezpz-smoke: one translation unit, so flags and reports
 // build without torch headers.
-#include "ezpz/smoke_flags.hpp"
+#include "ezpz/smoke/smoke_flags.hpp"
 
 namespace ezpz::smoke {
 

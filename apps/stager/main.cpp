@@ -13,12 +13,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/stage/destination.hpp"
 #include "ezpz/stage/source.hpp"
+#include "ezpz/stage/yeet.hpp"
 #include "ezpz/sys/paths.hpp"
-#include "ezpz/text.hpp"
-#include "ezpz/yeet.hpp"
 #include "mpi_comm.hpp"
 #include "progress.hpp"
 #include "transfer.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/yeet.hpp"
+#include "ezpz/stage/yeet.hpp"
 
 namespace ezpz::stager {
 

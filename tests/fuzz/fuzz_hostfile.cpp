@@ -1,4 +1,4 @@
-// libFuzzer target: the hostfile parser (lib/ezpz/allocation.hpp), which reads
+// libFuzzer target: the hostfile parser (lib/ezpz/core/allocation.hpp), which reads
 // PBS nodefiles, Hydra/Open MPI hostfiles and --hostfile/--exclude-file text.
 // It throws only ezpz::Error (a line that is not a host name); any other
 // exception, crash, leak or undefined behaviour is a finding, and so is a
@@ -13,8 +13,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "ezpz/allocation.hpp"
-#include "ezpz/error.hpp"
+#include "ezpz/core/allocation.hpp"
+#include "ezpz/core/error.hpp"
 
 namespace {
 

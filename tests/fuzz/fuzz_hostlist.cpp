@@ -1,4 +1,4 @@
-// libFuzzer target: the Slurm hostlist codec (lib/ezpz/hostlist.hpp).
+// libFuzzer target: the Slurm hostlist codec (lib/ezpz/core/hostlist.hpp).
 // The input is used twice:
 //  - as a hostlist expression: expand_hostlist either throws ezpz::Error or
 //    returns names that compress_hostlist folds back into an expression
@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ezpz/error.hpp"
-#include "ezpz/hostlist.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/hostlist.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the machine-profile loader (lib/ezpz/machine_profile.hpp).
+// libFuzzer target: the machine-profile loader (lib/ezpz/profile/machine_profile.hpp).
 // Profiles are user-written YAML (~/.config/ezpz/machines, EZPZ_MACHINES_PATH):
 // text must become a profile or an ezpz::Error naming file, line and key.
 // Any other exception (a yaml-cpp one leaking through included), a crash, a
@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "ezpz/error.hpp"
-#include "ezpz/machine_profile.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/profile/machine_profile.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
-#include "ezpz/files.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/files.hpp"
 
 namespace ezpz::testing {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/machine_profile.hpp"
+#include "ezpz/profile/machine_profile.hpp"
 
 namespace ezpz::testing {
 

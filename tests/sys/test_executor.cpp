@@ -27,7 +27,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "tests/catch.hpp"
 #include "tests/support/files.hpp"
 

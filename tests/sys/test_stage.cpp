@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "ezpz/stage/destination.hpp"
 #include "ezpz/stage/extract.hpp"
 #include "ezpz/stage/source.hpp"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "tests/catch.hpp"
 #include "tests/support/files.hpp"
 

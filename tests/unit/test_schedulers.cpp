@@ -1,4 +1,4 @@
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "schedulers/scheduler.hpp"
 #include "tests/catch.hpp"
 #include "tests/support/fake_files.hpp"

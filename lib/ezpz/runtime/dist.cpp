@@ -16,9 +16,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/runtime/listener.hpp"
-#include "ezpz/text.hpp"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 //   dist.group->allreduce(tensors)->wait();
 //
 // The choices themselves (which variables, which device, which backend) are
-// pure and live in ezpz/runtime_env.hpp; this file only acts on them.
+// pure and live in ezpz/launchers/runtime_env.hpp; this file only acts on them.
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
-#include "ezpz/env.hpp"
-#include "ezpz/runtime_env.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/launchers/runtime_env.hpp"
 
 namespace ezpz::dist {
 
@@ -53,7 +53,7 @@ Dist setup(const Env& env);
 Dist setup();
 
 // A snapshot of this process's environment, for setup(env) and the pure
-// functions of ezpz/runtime_env.hpp.
+// functions of ezpz/launchers/runtime_env.hpp.
 Env process_environment();
 
 // What this libtorch can do: devices and process-group backends. Creates no

@@ -2,7 +2,7 @@
 
 #include <torch/csrc/autograd/generated/variable_factories.h>
 
-#include "ezpz/report.hpp"
+#include "ezpz/smoke/report.hpp"
 
 namespace ezpz::dist {
 

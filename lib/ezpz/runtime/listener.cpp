@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 
 namespace ezpz::dist {
 namespace {

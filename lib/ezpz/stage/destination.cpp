@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 
 namespace ezpz::stage {
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ezpz/yeet.hpp"
+#include "ezpz/stage/yeet.hpp"
 
 namespace ezpz::stage {
 

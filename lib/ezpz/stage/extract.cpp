@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "ezpz/yeet.hpp"
+#include "ezpz/stage/yeet.hpp"
 
 namespace ezpz::stage {
 namespace {

@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ezpz/error.hpp"
-#include "ezpz/yeet.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/stage/yeet.hpp"
 
 namespace ezpz::stage {
 namespace fs = std::filesystem;

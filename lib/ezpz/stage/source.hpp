@@ -8,7 +8,7 @@
 
 #include <sys/stat.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "ezpz/stage/chunks.hpp"
 
 namespace ezpz::stage {

@@ -24,12 +24,12 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
-#include "ezpz/launchers.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/launchers/launchers.hpp"
+#include "ezpz/stage/yeet.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/launcher_program.hpp"
 #include "ezpz/sys/world.hpp"
-#include "ezpz/yeet.hpp"
 
 namespace ezpz::sys {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // The probes behind `ezpz doctor`: they look at this node and fill a
-// doctor::Snapshot; lib/ezpz/doctor*.cpp judge it. The slow ones run
+// doctor::Snapshot; lib/ezpz/doctor/ judge it. The slow ones run
 // concurrently, each with a deadline, so doctor takes about as long as its
 // slowest probe (ezpz-smoke loading libtorch, or python3 importing torch).
 #include <chrono>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/doctor.hpp"
-#include "ezpz/env.hpp"
-#include "ezpz/plan.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/doctor/doctor.hpp"
+#include "ezpz/launch/plan.hpp"
 
 namespace ezpz::sys {
 

@@ -27,7 +27,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "ezpz/sys/output_pump.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 

@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
-#include "ezpz/attempts.hpp"
-#include "ezpz/env.hpp"
-#include "ezpz/kill.hpp"
-#include "ezpz/plan.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/launch/plan.hpp"
+#include "ezpz/supervise/attempts.hpp"
+#include "ezpz/supervise/kill.hpp"
 
 namespace ezpz::sys {
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "ezpz/error.hpp"
-#include "ezpz/launchers.hpp"
-#include "ezpz/log.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/launchers/launchers.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "ezpz/env.hpp"
-#include "ezpz/launcher_identity.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/launchers/launcher_identity.hpp"
 
 namespace ezpz::sys {
 

@@ -1,9 +1,9 @@
 #pragma once
 // Resolving a path as the kernel will walk it, for yeet's guards on where a
-// copy may go (the decisions are in ezpz/yeet.hpp).
+// copy may go (the decisions are in ezpz/stage/yeet.hpp).
 #include <string>
 
-#include "ezpz/yeet.hpp"
+#include "ezpz/stage/yeet.hpp"
 
 namespace ezpz::sys {
 

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/env.hpp"
+#include "ezpz/core/env.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/kill.hpp"
+#include "ezpz/supervise/kill.hpp"
 
 namespace ezpz::sys {
 

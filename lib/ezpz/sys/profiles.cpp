@@ -1,8 +1,8 @@
 // Machine profiles from the search path, through a per-user cache of the
-// parsed result (see lib/ezpz/profile_cache.hpp for why).
-#include "ezpz/error.hpp"
-#include "ezpz/log.hpp"
-#include "ezpz/profile_cache.hpp"
+// parsed result (see lib/ezpz/profile/profile_cache.hpp for why).
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/profile/profile_cache.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {

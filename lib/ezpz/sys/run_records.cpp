@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {

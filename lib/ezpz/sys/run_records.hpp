@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/env.hpp"
-#include "ezpz/run_prune.hpp"
-#include "ezpz/run_record.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/supervise/run_prune.hpp"
+#include "ezpz/supervise/run_record.hpp"
 
 namespace ezpz::sys {
 

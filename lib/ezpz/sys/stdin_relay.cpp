@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 
 namespace ezpz::sys {
 namespace {

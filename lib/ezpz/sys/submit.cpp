@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/error.hpp"
+#include "ezpz/core/error.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/world.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "ezpz/env.hpp"
+#include "ezpz/core/env.hpp"
 
 namespace ezpz::sys {
 

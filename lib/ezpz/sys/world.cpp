@@ -27,9 +27,9 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/accelerators.hpp"
-#include "ezpz/error.hpp"
-#include "ezpz/run_record.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/profile/accelerators.hpp"
+#include "ezpz/supervise/run_record.hpp"
 
 extern char** environ;
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "ezpz/command_check.hpp"
-#include "ezpz/env.hpp"
-#include "ezpz/files.hpp"
-#include "ezpz/machine_profile.hpp"
-#include "ezpz/plan.hpp"
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/files.hpp"
+#include "ezpz/launch/command_check.hpp"
+#include "ezpz/launch/plan.hpp"
+#include "ezpz/profile/machine_profile.hpp"
 
 namespace ezpz::sys {
 

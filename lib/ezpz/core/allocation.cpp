@@ -1,0 +1,115 @@
+#include "ezpz/core/allocation.hpp"
+
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/files.hpp"
+#include "ezpz/core/text.hpp"
+
+namespace ezpz {
+
+std::string_view short_host_name(std::string_view host) {
+  return host.substr(0, host.find('.'));
+}
+
+namespace {
+
+std::string_view trim(std::string_view text) {
+  const char* blanks = " \t\r\n";
+  auto first = text.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+// "host", "host slots=4", "host:4" (Hydra), "host 4": the host is the first word.
+// One pass per line: nodefiles of 10,000+ lines are read on every launch.
+std::string_view host_of_line(std::string_view line) {
+  line = trim(line);
+  size_t end = 0;
+  while (end < line.size() && line[end] != ' ' && line[end] != '\t' && line[end] != ':' &&
+         line[end] != '#') {
+    ++end;
+  }
+  return line.substr(0, end);
+}
+
+}  // namespace
+
+std::string read_naming(const FileReader& files, const std::string& path, std::string_view origin) {
+  try {
+    return files.read(path);
+  } catch (const Error& error) {
+    throw Error(fmt::format("{}: {}", origin, error.what()), error.code());
+  }
+}
+
+namespace {
+
+bool is_label_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
+}
+
+std::optional<std::string> label_problem(std::string_view label) {
+  if (label.empty()) return "an empty label (two dots, or a dot at either end)";
+  if (label.size() > 63) return fmt::format("a label of {} characters (at most 63)", label.size());
+  if (label.front() == '-' || label.back() == '-') return "a label that starts or ends with '-'";
+  return std::nullopt;
+}
+
+// Long or binary names are cut for the one-line message.
+std::string shown_host(std::string_view host) {
+  constexpr std::size_t k_shown = 40;
+  if (host.size() <= k_shown) return fmt::format("{:?}", host);
+  return fmt::format("{:?}... ({} characters)", host.substr(0, k_shown), host.size());
+}
+
+}  // namespace
+
+std::optional<std::string> host_name_problem(std::string_view host) {
+  if (host.size() > 253) return fmt::format("{} characters (at most 253)", host.size());
+  for (char c : host) {
+    if (c != '.' && !is_label_char(c)) {
+      return fmt::format("it holds {:?} (letters, digits, '-', '_' and '.' only)",
+                         std::string(1, c));
+    }
+  }
+  for (std::string_view label : split(host, '.')) {
+    if (auto problem = label_problem(label)) return problem;
+  }
+  return std::nullopt;
+}
+
+void check_host_name(std::string_view host, std::string_view where) {
+  if (auto problem = host_name_problem(host)) {
+    throw Error(fmt::format("{}: {} is not a host name: {}", where, shown_host(host), *problem));
+  }
+}
+
+std::vector<std::string> parse_hostfile(std::string_view text, std::string_view source) {
+  std::vector<std::string> hosts;
+  for (int line = 1; !text.empty(); ++line) {
+    auto newline = text.find('\n');
+    std::string_view host = host_of_line(text.substr(0, newline));
+    if (!host.empty()) {
+      check_host_name(host, fmt::format("{}:{}", source, line));
+      hosts.emplace_back(host);
+    }
+    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
+  }
+  return hosts;
+}
+
+std::vector<std::string> unique_hosts(const std::vector<std::string>& hosts) {
+  std::vector<std::string> unique;
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(hosts.size());
+  for (const std::string& host : hosts) {
+    if (seen.insert(short_host_name(host)).second) unique.push_back(host);
+  }
+  return unique;
+}
+
+}  // namespace ezpz

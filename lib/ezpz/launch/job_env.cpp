@@ -1,0 +1,55 @@
+#include "ezpz/launch/job_env.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ezpz/core/error.hpp"
+
+namespace ezpz {
+
+namespace {
+
+// The launcher's words, without the placeholder that stood for the command.
+std::string launch_line(const LaunchPlan& plan) {
+  if (plan.argv.empty() || plan.argv.back() != k_command_placeholder) {
+    throw Error("ezpz env: the launch plan does not end in the command (a bug in ezpz)",
+                ExitCode::failure);
+  }
+  std::string line;
+  for (size_t i = 0; i + 1 < plan.argv.size(); ++i) {
+    if (i > 0) line += ' ';
+    line += shell_quote(plan.argv[i]);
+  }
+  return line;
+}
+
+}  // namespace
+
+EnvList job_variables(const PlannedLaunch& planned, const PlanContext& context) {
+  EnvList vars = {{"MACHINE", context.machine}, {"SCHEDULER", context.scheduler}};
+  if (!context.job_id.empty()) vars.emplace_back("JOBID", context.job_id);
+  vars.emplace_back("HOSTFILE", planned.hostfile);
+  vars.emplace_back("NHOSTS", std::to_string(planned.topology.nhosts));
+  vars.emplace_back("NGPU_PER_HOST", std::to_string(planned.topology.ppn));
+  vars.emplace_back("NGPUS", std::to_string(planned.topology.world_size));
+  for (const auto& [name, value] : planned.plan.env) {
+    if (!is_secret_name(name)) vars.emplace_back(name, value);
+  }
+  vars.emplace_back("DIST_LAUNCH", launch_line(planned.plan));
+  return vars;
+}
+
+std::string render_exports(const EnvList& variables) {
+  std::string out;
+  for (const auto& [name, value] : variables)
+    out += fmt::format("export {}={}\n", name, shell_quote(value));
+  return out;
+}
+
+std::string render_variables_json(const EnvList& variables) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : variables) json[name] = value;
+  return json.dump(2) + "\n";
+}
+
+}  // namespace ezpz

@@ -1,0 +1,160 @@
+#include "ezpz/launch/plan.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ezpz/core/content_hash.hpp"
+#include "ezpz/core/error.hpp"
+#include "ezpz/launchers/launchers.hpp"
+
+namespace ezpz {
+
+std::string hostfile_text(const std::vector<std::string>& hosts) {
+  std::string text;
+  for (const std::string& host : hosts) text += host + '\n';
+  return text;
+}
+
+namespace {
+
+// The hostfile is named by its content, so rewriting it is idempotent and two
+// jobs never share a name for different host sets.
+std::string content_hash(std::string_view text) {
+  ContentHash hash;
+  hash.add(text);
+  return fmt::format("{:016x}", hash.value());
+}
+
+// The scheduler's own nodefile when it already lists exactly the hosts used;
+// otherwise a file ezpz writes. Local runs and srun (given --nodelist) need none.
+std::string choose_hostfile(const std::vector<std::string>& hosts, const std::string& launcher,
+                            const PlanInputs& in, std::vector<FileToWrite>& files) {
+  if (in.allocation.scheduler == SchedulerKind::local && hosts.size() == 1) return "";
+  if (!launcher_takes_hostfile(launcher)) return "";
+  if (!in.allocation.nodefile.empty() && hosts == in.allocation.hosts) {
+    return in.allocation.nodefile;
+  }
+  std::string text = hostfile_text(hosts);
+  std::string job = in.allocation.job_id.empty() ? "local" : in.allocation.job_id;
+  std::string path = fmt::format("{}/ezpz-{}-{}.hosts", in.run_dir, job, content_hash(text));
+  files.push_back({path, text});
+  return path;
+}
+
+// Rank 0 runs on the first host: this one in a local run, and usually in a batch job too
+// (PBS's mother superior and Slurm's batch host come first).
+bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) {
+  const std::string_view first = short_host_name(hosts.front());
+  return first == "localhost" || (!in.hostname.empty() && first == short_host_name(in.hostname));
+}
+
+bool loopback(std::string_view address) {
+  return address.starts_with("127.") || address == "localhost" || address == "::1";
+}
+
+// Rank 0's address: the first host used. A profile's fixed address wins, except a loopback
+// one (the local profile's) when any rank runs elsewhere (--hostfile without a scheduler):
+// ranks there would rendezvous with themselves.
+std::string master_addr(const std::vector<std::string>& hosts, const PlanInputs& in) {
+  const MachineProfile& profile = in.profile;
+  const bool only_here = hosts.size() == 1 && rank0_is_here(hosts, in);
+  if (!profile.master_addr.empty() && (only_here || !loopback(profile.master_addr))) {
+    return profile.master_addr;
+  }
+  if (profile.network_suffix.empty()) return hosts.front();
+  return fmt::format("{}{}", short_host_name(hosts.front()), profile.network_suffix);
+}
+
+std::string choose_launcher(const LaunchRequest& request, const MachineProfile& profile) {
+  std::string name = request.launcher.value_or(profile.launcher);
+  if (!is_known_launcher(name)) {
+    throw Error(fmt::format("{}: unknown launcher \"{}\"; expected one of {}",
+                            request.launcher ? "--launcher" : profile.source, name,
+                            known_launchers()));
+  }
+  return name;
+}
+
+// A user --cpu-bind value replaces the profile's binding.
+CpuBindArgs choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn) {
+  if (request.cpu_bind) return {*request.cpu_bind, 0};
+  return profile_cpu_bind(profile.cpu_bind, ppn);
+}
+
+// A profile's env values are defaults: what the user already exported wins.
+EnvList profile_defaults(const MachineProfile& profile, const Env& environment) {
+  EnvList defaults;
+  for (const auto& [name, value] : profile.env) {
+    if (!environment.count(name)) defaults.emplace_back(name, value);
+  }
+  return defaults;
+}
+
+// A watchdog that reads the ranks' output needs it as it is printed: Python block-buffers
+// print() into a pipe, so a healthy rank would look silent until 8 KiB had piled up. A
+// PYTHONUNBUFFERED the user set (exported or -x) wins.
+bool wants_unbuffered_python(const LaunchRequest& request, const Env& environment) {
+  const auto user_set = [](const auto& entry) { return entry.first == "PYTHONUNBUFFERED"; };
+  return request.output_watched && !environment.count("PYTHONUNBUFFERED") &&
+         std::none_of(request.env.begin(), request.env.end(), user_set);
+}
+
+// Profile defaults first, then the rank contract, then -x (the user has the last word).
+EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request, const PlanInputs& in) {
+  EnvList env = profile_defaults(in.profile, in.environment);
+  if (request.rank_env && !launcher_sets_rank_env(planned.launcher)) {
+    env.insert(env.end(), {{"MASTER_ADDR", planned.master_addr},
+                           {"MASTER_PORT", std::to_string(in.master_port)},
+                           {"WORLD_SIZE", std::to_string(planned.topology.world_size)},
+                           {"LOCAL_WORLD_SIZE", std::to_string(planned.topology.ppn)},
+                           {"EZPZ_LAUNCHER", planned.launcher}});
+  }
+  if (wants_unbuffered_python(request, in.environment)) env.emplace_back("PYTHONUNBUFFERED", "1");
+  env.insert(env.end(), request.env.begin(), request.env.end());
+  return env;
+}
+
+std::vector<std::string> names_of(const EnvList& env) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : env) names.push_back(name);
+  return names;
+}
+
+}  // namespace
+
+PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
+  if (request.command.empty()) throw Error("no command given: ezpz launch [options] -- COMMAND");
+  PlannedLaunch planned;
+  planned.launcher = choose_launcher(request, in.profile);
+  std::vector<std::string> hosts = select_hosts(in.allocation.hosts, request.excluded);
+  planned.topology =
+      infer_topology(request.topology, static_cast<int>(hosts.size()), in.slots,
+                     launcher_fills_in_order(planned.launcher) ? Fill::in_order : Fill::evenly);
+  hosts.resize(planned.topology.nhosts);
+  planned.hosts = hosts;
+  planned.master_addr = master_addr(hosts, in);
+  planned.hostfile = choose_hostfile(hosts, planned.launcher, in, planned.plan.files);
+  planned.plan.env = rank_env(planned, request, in);
+
+  LauncherInput launcher{planned.topology.world_size,
+                         planned.topology.ppn,
+                         hosts,
+                         planned.hostfile,
+                         choose_cpu_bind(request, in.profile, planned.topology.ppn),
+                         names_of(planned.plan.env),
+                         planned.master_addr,
+                         in.master_port,
+                         in.environment};
+  std::vector<std::string>& argv = planned.plan.argv;
+  argv = launcher_argv(planned.launcher, launcher);
+  argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());
+  argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
+  const bool wrapped = request.rank_env && !launcher_sets_rank_env(planned.launcher);
+  if (wrapped) argv.push_back(in.rankenv);
+  argv.insert(argv.end(), request.command.begin(), request.command.end());
+  planned.plan.relay_stdin = wrapped && rank0_is_here(hosts, in);
+  return planned;
+}
+
+}  // namespace ezpz

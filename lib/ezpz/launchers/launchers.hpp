@@ -1,0 +1,101 @@
+#pragma once
+// Launcher dialects: how each launcher spells ranks, ranks per host, hosts,
+// environment and CPU binding. Differences are rows in launchers.cpp.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ezpz/core/env.hpp"
+#include "ezpz/profile/machine_profile.hpp"
+
+namespace ezpz {
+
+// CPU binding for the launcher: a --cpu-bind value and, for depth binding,
+// the cores per rank.
+struct CpuBindArgs {
+  std::string value;  // empty = no binding flag
+  int depth = 0;      // > 0: PALS --depth=N
+  bool operator==(const CpuBindArgs&) const = default;
+};
+
+// Everything a dialect needs to build its command line.
+struct LauncherInput {
+  int world_size = 1;
+  int ppn = 1;
+  std::vector<std::string> hosts;  // exactly the hosts used
+  std::string hostfile;            // a file listing `hosts`; empty = pass no hosts
+  CpuBindArgs cpu_bind;
+  std::vector<std::string> exported;  // variables ezpz sets, for launchers that need -x NAME
+  std::string master_addr;            // torchrun rendezvous
+  int master_port = 0;
+  // ezpz's own environment: a launcher that forwards variables by name (Open MPI's -x) is
+  // given only those that exist, as Open MPI warns on every run about one that does not.
+  Env environment;
+};
+
+// An implementation of a launcher, as its `--version` output names it.
+struct LauncherFlavour {
+  std::string_view name;                  // "Open MPI"
+  std::vector<std::string_view> markers;  // any of these in `--version` output names it
+  std::string_view dialect;               // the dialect whose flags it takes
+};
+
+// The names of all dialects, for messages: "pals, hydra, openmpi, srun, torchrun".
+std::string known_launchers();
+// A dialect's name or one users type for it ("mpich", "ompi").
+bool is_known_launcher(std::string_view name);
+// The dialect a name means: "mpich" and "hydra" are "hydra", "ompi" is "openmpi"; an unknown
+// name is returned as it is, for the caller's error to name.
+std::string canonical_launcher(std::string_view name);
+
+// The programs that may be the dialect's launcher, in the order they are tried: the first is
+// the default name, the others the names distributions give it beside another MPI
+// (Debian's mpiexec.hydra, mpirun.openmpi). Empty for an unknown dialect.
+std::vector<std::string_view> launcher_programs(std::string_view dialect);
+
+// The implementation a dialect needs ("Open MPI"); empty when its program has no identity to
+// check (torchrun has no --version worth starting Python for).
+std::string_view expected_flavour(std::string_view dialect);
+
+// Where a dialect's launcher comes from, when it is missing.
+std::string_view launcher_install_hint(std::string_view dialect);
+
+// The implementation whose `--version` output this is; nullptr when ezpz knows none.
+const LauncherFlavour* find_flavour(std::string_view version_output);
+
+// The implementation of this name ("Intel MPI"); nullptr when ezpz knows none.
+const LauncherFlavour* flavour_named(std::string_view name);
+
+// The first dotted number in `text` ("4.0.2", "22.05.8"), or "".
+std::string find_version(std::string_view text);
+
+// The dialect of the program at the front of the dialect's command line: torchrun on several
+// hosts is started once per host by Hydra's mpiexec.
+std::string_view program_dialect(std::string_view dialect, std::size_t nhosts);
+
+// What the dialect's launcher refuses to start without when run as root, and ezpz never sets:
+// "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" for Open MPI when either is not
+// set to 1 in `env`; empty when none is missing.
+std::string missing_root_assignments(std::string_view dialect, const Env& env);
+
+// The launcher's argv, up to (not including) the user's command.
+// Throws Error for an unknown dialect name.
+std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input);
+
+// Whether the launcher takes its hosts from a hostfile (srun takes a hostlist).
+bool launcher_takes_hostfile(std::string_view dialect);
+
+// Whether the launcher sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
+bool launcher_sets_rank_env(std::string_view dialect);
+
+// Whether the launcher can put fewer ranks on the last host (-n 3 at 2 per host):
+// all but torchrun, whose --nproc_per_node is one count for every host.
+bool launcher_fills_in_order(std::string_view dialect);
+
+// The --cpu-bind value a profile implies for `ppn` ranks per host; empty for none.
+// "list" splits each socket's cores (minus reserved ones) into equal blocks,
+// ranks spread evenly over sockets: Aurora at 12 ranks gives
+// list:1-8:9-16:...:93-100, at 6 ranks list:1-17:18-34:35-51:53-69:70-86:87-103.
+CpuBindArgs profile_cpu_bind(const CpuBind& bind, int ppn);
+
+}  // namespace ezpz

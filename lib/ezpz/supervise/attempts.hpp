@@ -1,0 +1,144 @@
+#pragma once
+// What happened to one launch attempt and what to do next: classify how it
+// ended (from its exit status, the watchdog and its output), back off between
+// retries, and swap named bad nodes for spares. Pure: the executor and
+// `ezpz launch --retries/--spares` do the side effects.
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ezpz/profile/machine_profile.hpp"
+
+namespace ezpz {
+
+enum class Ending {
+  success,
+  application_error,  // the job's own failure: retrying will not help
+  bad_node,           // a node failed (named by a profile signature, when one matched)
+  hang,               // --idle-timeout: no output from any rank
+  timeout,            // --timeout: the wall-clock limit
+  walltime,           // SIGTERM from the scheduler: never retried
+  interrupted,        // the user's Ctrl-C / SIGTERM to ezpz
+};
+std::string_view to_string(Ending ending);
+
+// Why ezpz stopped the attempt, if it did: a limit, or a bad-node signature
+// seen on the launcher's stderr (no point waiting for the hang that follows).
+// stdout_closed: ezpz's own stdout lost its reader (`ezpz launch ... | head`).
+enum class Watchdog { none, timeout, idle, signature, stdout_closed };
+
+struct AttemptFacts {
+  int exit_status = 0;         // as ezpz reports it: 128+N for signal N
+  bool interrupted = false;    // ezpz forwarded a signal the user sent it
+  int forwarded_signal = 0;    // which one (SIGTERM at walltime is its own case)
+  bool scheduler_job = false;  // inside a PBS/Slurm job: SIGTERM means walltime
+  Watchdog watchdog = Watchdog::none;
+  std::string output;  // the attempt's combined output (or its tail)
+  // The attempt's hosts and ranks per host: names the rank of a failure report
+  // that gives only the host (MPICH 4.0's Hydra). Empty: not filled in.
+  std::vector<std::string> hosts = {};
+  int ppn = 0;
+  // The launcher process itself died of this signal (0: it exited). Its ranks'
+  // statuses died with it: 128+N is then not a rank's.
+  int launcher_signal = 0;
+  int world_size = 0;  // the last host may hold fewer than ppn; 0: hosts x ppn
+};
+
+// A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by
+// ezpz-rankenv, which says it for every launcher (rank_env.hpp's exit_report).
+struct FailedRank {
+  std::string host;
+  std::string ranks;  // "1", "0-3", "0,2"; empty when the launcher did not say
+  std::string pid;    // Hydra names the process
+  std::string what;   // the launcher's words: "Killed", "Exited with exit code 3"
+  bool died_of_signal = false;
+  bool own_words = false;  // ezpz-rankenv's report: the rank's own status, kept over a launcher's
+  bool operator==(const FailedRank&) const = default;
+};
+
+// Every failure report of a launcher in `output`, in order: the first is the
+// cause, the rest are usually the job being torn down because of it.
+std::vector<FailedRank> failed_ranks(std::string_view output);
+
+// The last `count` non-blank lines of `output` before its first failure report:
+// the failed rank's last words (a traceback) come just before ezpz-rankenv's
+// line or the launcher's. Empty when no line reports a failure. (Lines of other
+// ranks printed meanwhile are among them: the output is not labelled by rank.)
+std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count);
+
+// "rank 1 on n02: Killed": how logs and error lines name a failed rank.
+std::string describe(const FailedRank& rank);
+// Its ranks alone: "rank 1", "ranks 4-7", "a rank".
+std::string describe_ranks(const FailedRank& rank);
+
+// The ranks a block placement (`ppn` per host, hosts in order, `world_size`
+// ranks in all; 0: every host full) puts on `host`: "2" or "4-7"; empty when
+// the host is not in the list. Fills in the rank for launchers that name only
+// the host and pid (MPICH 4.0's Hydra).
+std::string ranks_on_host(const std::vector<std::string>& hosts, int ppn, std::string_view host,
+                          int world_size = 0);
+
+// The host that placement puts rank `rank` ("5") on; empty when there is none
+// (or `rank` is a range). Fills in the host Open MPI's exit-code report leaves out.
+std::string host_of_rank(const std::vector<std::string>& hosts, int ppn, std::string_view rank);
+
+struct Classification {
+  Ending ending = Ending::success;
+  std::vector<std::string> bad_hosts;  // first-seen order, deduplicated
+  std::vector<FailedRank> failed;      // as the launcher reported them
+  std::string reason;                  // one line, for logs and verdict.json
+};
+
+// The patterns, compiled once: what watches the launcher's stderr line by line.
+class BadNodeMatcher {
+ public:
+  // Throws Error naming a pattern that does not compile.
+  explicit BadNodeMatcher(const std::vector<BadNodePattern>& patterns);
+  // The hosts the patterns name in `text` (first capture group), first seen first, once each.
+  // Matched line by line, each line's first 4 KiB.
+  std::vector<std::string> hosts_in(std::string_view text) const;
+  bool empty() const { return regexes_.empty(); }
+
+ private:
+  std::vector<std::regex> regexes_;
+};
+
+// BadNodeMatcher(patterns).hosts_in(output).
+std::vector<std::string> scrape_bad_hosts(std::string_view output,
+                                          const std::vector<BadNodePattern>& patterns);
+
+// Throws Error naming the pattern when a regex does not compile.
+Classification classify_attempt(const AttemptFacts& facts,
+                                const std::vector<BadNodePattern>& patterns);
+
+// Whether another attempt can help.
+bool worth_retrying(Ending ending);
+
+// Seconds to wait before attempt `attempt` (2, 3, ...): 5, 10, 20, ... capped.
+double backoff_seconds(int attempt, double first = 5, double cap = 60);
+
+// The allocation split into the nodes a job runs on and its spares.
+struct NodePool {
+  std::vector<std::string> active;
+  std::vector<std::string> spares;
+  std::vector<std::string> retired;  // swapped out as bad
+};
+
+// The first `active` hosts run the job; the next `spares` wait. Throws Error
+// when the allocation is too small.
+NodePool split_pool(const std::vector<std::string>& hosts, int spares);
+
+// The pool for --spares: the plan's hosts stay active, and the spares are the
+// allocation's hosts the plan leaves unused, then (when those are too few)
+// the plan's last hosts. Throws Error when no host would stay active.
+NodePool plan_pool(const std::vector<std::string>& planned,
+                   const std::vector<std::string>& available, int spares);
+
+// Swaps each named bad host that is active for the next spare; with no host
+// named (or none of them active), rotates the first active host out. Returns
+// the swaps made ("bad -> spare"); empty when no spare is left.
+std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std::string>& bad);
+
+}  // namespace ezpz

@@ -1,0 +1,62 @@
+#include "ezpz/supervise/run_prune.hpp"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace ezpz {
+namespace {
+
+constexpr std::array<std::pair<char, long>, 5> k_age_units = {{
+    {'s', 1},
+    {'m', 60},
+    {'h', 3600},
+    {'d', 86400},
+    {'w', 7 * 86400},
+}};
+
+}  // namespace
+
+RunsKept runs_kept(const Env& env) {
+  std::optional<std::string> value = get_nonempty(env, "EZPZ_RUNS_KEEP");
+  if (!value) return {k_default_runs_kept, ""};
+  if (*value == "all") return {std::nullopt, ""};
+  std::optional<long> count = parse_count(*value);
+  if (count && *count >= 1) return {static_cast<std::size_t>(*count), ""};
+  return {std::nullopt,
+          fmt::format("EZPZ_RUNS_KEEP={}: expected a number of runs (1 or more) or all; every run "
+                      "record is kept",
+                      *value)};
+}
+
+std::optional<std::chrono::seconds> parse_age(std::string_view text) {
+  if (text.size() < 2) return std::nullopt;
+  std::optional<long> count = parse_count(text.substr(0, text.size() - 1));
+  if (!count) return std::nullopt;
+  for (const auto& [unit, seconds] : k_age_units) {
+    if (text.back() != unit) continue;
+    if (*count > std::numeric_limits<long>::max() / seconds) return std::nullopt;
+    return std::chrono::seconds(*count * seconds);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> beyond_newest(std::vector<std::string> names,
+                                       std::optional<std::size_t> keep) {
+  std::sort(names.begin(), names.end(), std::greater<>());
+  const std::size_t kept = std::min(keep.value_or(0), names.size());
+  return {names.begin() + static_cast<std::ptrdiff_t>(kept), names.end()};
+}
+
+bool prunable(RunState state, std::optional<bool> lock_held, std::chrono::seconds age,
+              const PruneRule& rule) {
+  const bool over = state == RunState::finished || state == RunState::lost;
+  const bool old_enough = !rule.older_than || age >= *rule.older_than;
+  return over && lock_held != true && old_enough;
+}
+
+}  // namespace ezpz

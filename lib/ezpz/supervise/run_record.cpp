@@ -1,0 +1,254 @@
+#include "ezpz/supervise/run_record.hpp"
+
+#include <algorithm>
+#include <csignal>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/launch/render.hpp"
+
+namespace ezpz {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json failed_json(const std::vector<FailedRank>& failed) {
+  Json list = Json::array();
+  for (const FailedRank& rank : failed) {
+    list.push_back({{"ranks", rank.ranks},
+                    {"host", rank.host},
+                    {"pid", rank.pid},
+                    {"what", rank.what},
+                    {"died_of_signal", rank.died_of_signal}});
+  }
+  return list;
+}
+
+Json optional_number(const std::optional<double>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+// Rounded to the millisecond: the file is for people and scripts, not for replay.
+double ms(double seconds) {
+  return static_cast<double>(static_cast<long long>(seconds * 1000)) / 1000;
+}
+
+std::string command_line(const std::vector<std::string>& words) {
+  std::string line;
+  for (const std::string& word : words) {
+    if (!line.empty()) line += ' ';  // not `"" + std::string`: GCC 12 warns (-Wrestrict) wrongly
+    line += shell_quote(word);
+  }
+  return line;
+}
+
+std::string exit_text(const RunSummary& run) {
+  return run.exit_code ? std::to_string(*run.exit_code) : "-";
+}
+
+// The ENDING column: how it ended, or what can be told of a run without an end.
+std::string ending_word(const ListedRun& run) {
+  if (run.state == RunState::finished) return run.summary.ending;
+  return std::string(to_string(run.state == RunState::elsewhere ? RunState::unknown : run.state));
+}
+
+std::string result_text(const ListedRun& run) {
+  const RunSummary& r = run.summary;
+  switch (run.state) {
+    case RunState::finished:
+      return fmt::format("exit {}: {}: {}", r.exit_code.value_or(-1), r.ending, r.reason);
+    case RunState::running:
+      return "still running";
+    case RunState::lost:
+      return fmt::format(
+          "lost: ezpz ended without recording an exit (killed, or its node went "
+          "down); ranks it left may still run: ezpz kill {}",
+          r.id);
+    case RunState::elsewhere:
+      return fmt::format("unknown: launched on {}; whether it still runs can only be told there",
+                         r.launched_on);
+    case RunState::unknown:
+      break;
+  }
+  return "unknown: no lock to tell whether its ezpz still runs (an older ezpz's record, or a "
+         "filesystem without flock)";
+}
+
+}  // namespace
+
+std::string_view to_string(Watchdog watchdog) {
+  switch (watchdog) {
+    case Watchdog::timeout:
+      return "timeout";
+    case Watchdog::idle:
+      return "idle_timeout";
+    case Watchdog::signature:
+      return "bad_node_signature";
+    case Watchdog::stdout_closed:
+      return "stdout_closed";
+    case Watchdog::none:
+      break;
+  }
+  return "";
+}
+
+int attempt_exit_code(Watchdog watchdog, int launcher_exit) {
+  if (watchdog == Watchdog::stdout_closed) return 128 + SIGPIPE;  // as the pipeline's writer
+  return watchdog == Watchdog::timeout || watchdog == Watchdog::idle ? 124 : launcher_exit;
+}
+
+std::string verdict_json(const AttemptVerdict& v) {
+  const Classification& c = v.classification;
+  Json json = {
+      {"attempt", v.attempt},
+      {"hosts", v.hosts},
+      {"exit_code", v.exit_code},
+      {"launcher_exit", v.launcher_exit},
+      {"signal", v.forwarded_signal},
+      {"stopped_by", v.watchdog == Watchdog::none ? Json(nullptr) : Json(to_string(v.watchdog))},
+      {"classification", to_string(c.ending)},
+      {"reason", c.reason},
+      {"bad_hosts", c.bad_hosts},
+      {"failed_ranks", failed_json(c.failed)},
+      {"swaps", v.swaps},
+      {"next", v.next},
+      {"leftovers", v.leftovers},
+      {"timings",
+       {{"to_spawn_s", ms(v.to_spawn_s)},
+        {"to_first_output_s",
+         optional_number(v.to_first_output_s ? std::optional(ms(*v.to_first_output_s))
+                                             : std::nullopt)},
+        {"total_s", ms(v.total_s)}}},
+  };
+  return json.dump(2) + "\n";
+}
+
+std::string summary_json(const RunSummary& r) {
+  Json json = {
+      {"id", r.id},
+      {"started", r.started},
+      {"cwd", r.cwd},
+      {"command", r.command},
+      {"machine", r.machine},
+      {"scheduler", r.scheduler},
+      {"job_id", r.job_id},
+      {"hosts", r.hosts},
+      {"spares", r.spares},
+      {"attempts", r.attempts},
+      {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
+      {"ending", r.ending},
+      {"reason", r.reason},
+      {"launched_on", r.launched_on},
+  };
+  return json.dump(2) + "\n";
+}
+
+RunSummary parse_summary(std::string_view text, std::string_view source) {
+  try {
+    const Json json = Json::parse(text);
+    RunSummary r;
+    json.at("id").get_to(r.id);
+    json.at("started").get_to(r.started);
+    json.at("cwd").get_to(r.cwd);
+    json.at("command").get_to(r.command);
+    json.at("machine").get_to(r.machine);
+    json.at("scheduler").get_to(r.scheduler);
+    json.at("job_id").get_to(r.job_id);
+    json.at("hosts").get_to(r.hosts);
+    json.at("spares").get_to(r.spares);
+    json.at("attempts").get_to(r.attempts);
+    if (!json.at("exit_code").is_null()) r.exit_code = json.at("exit_code").get<int>();
+    json.at("ending").get_to(r.ending);
+    json.at("reason").get_to(r.reason);
+    r.launched_on = json.value("launched_on", "");  // absent before the lock
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not an ezpz run record: {}", source, e.what()));
+  }
+}
+
+std::string_view to_string(RunState state) {
+  switch (state) {
+    case RunState::finished:
+      return "finished";
+    case RunState::running:
+      return "running";
+    case RunState::lost:
+      return "lost";
+    case RunState::elsewhere:
+      return "elsewhere";
+    case RunState::unknown:
+      break;
+  }
+  return "unknown";
+}
+
+RunState run_state(const RunSummary& summary, std::string_view this_host,
+                   const std::function<std::optional<bool>()>& lock_held) {
+  if (summary.exit_code) return RunState::finished;
+  // An older record names no host: its lock file is missing too, so the probe says so.
+  if (!summary.launched_on.empty() && summary.launched_on != this_host) return RunState::elsewhere;
+  const std::optional<bool> held = lock_held();
+  if (!held) return RunState::unknown;
+  return *held ? RunState::running : RunState::lost;
+}
+
+std::string runs_table(const std::vector<ListedRun>& runs) {
+  if (runs.empty()) return "no runs recorded\n";
+  std::size_t id_width = 2;
+  for (const ListedRun& run : runs) id_width = std::max(id_width, run.summary.id.size());
+  std::string out = fmt::format("{:<{}}  {:<19}  {:>8}  {:<17}  {:>4}  {}\n", "ID", id_width,
+                                "STARTED", "ATTEMPTS", "ENDING", "EXIT", "COMMAND");
+  for (const ListedRun& run : runs) {
+    const RunSummary& r = run.summary;
+    out += fmt::format("{:<{}}  {:<19}  {:>8}  {:<17}  {:>4}  {}\n", r.id, id_width,
+                       r.started.substr(0, 19), r.attempts, ending_word(run), exit_text(r),
+                       command_line(r.command));
+  }
+  return out;
+}
+
+std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
+                                        std::string_view prefix, std::string_view command,
+                                        std::string_view place) {
+  std::vector<std::string> matches;
+  for (const std::string& id : ids) {
+    if (id == prefix) return id;
+    if (id.starts_with(prefix)) matches.push_back(id);
+  }
+  std::sort(matches.begin(), matches.end());
+  matches.erase(std::unique(matches.begin(), matches.end()), matches.end());  // one per process
+  if (matches.size() <= 1) return matches.empty() ? std::nullopt : std::optional(matches.front());
+  throw Error(fmt::format("{}: {} matches {} runs {}; give more of the id", command, prefix,
+                          matches.size(), place));
+}
+
+std::string run_id_choice(std::string_view base, int n) {
+  return n <= 1 ? std::string(base) : fmt::format("{}-{}", base, n);
+}
+
+std::string run_details(const ListedRun& run, const std::vector<std::string>& verdicts,
+                        std::string_view directory) {
+  const RunSummary& r = run.summary;
+  std::string out = fmt::format(
+      "run {}\n  started   {}\n  command   {}\n  directory {}\n  machine   {} ({}{})\n"
+      "  hosts     {}\n",
+      r.id, r.started, command_line(r.command), r.cwd, r.machine, r.scheduler,
+      r.job_id.empty() ? "" : ", job " + r.job_id, fmt::join(r.hosts, " "));
+  if (!r.spares.empty()) out += fmt::format("  spares    {}\n", fmt::join(r.spares, " "));
+  out += fmt::format("  result    {}\n", result_text(run));
+  for (const std::string& text : verdicts) {
+    const Json v = Json::parse(text, nullptr, false);
+    if (v.is_discarded() || !v.is_object()) continue;
+    out += fmt::format("attempt {}: exit {}, {}: {} ({:.1f} s){}\n", v.value("attempt", 0),
+                       v.value("exit_code", 0), v.value("classification", "?"),
+                       v.value("reason", ""), v["timings"].value("total_s", 0.0),
+                       v.value("next", "").empty() ? "" : "; " + v.value("next", ""));
+  }
+  out += fmt::format("records in {}\n", directory);
+  return out;
+}
+
+}  // namespace ezpz

@@ -1,0 +1,114 @@
+// The environment codecs: secret names, variable names, NAME=VALUE, sizes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/catch.hpp"
+
+#include "ezpz/core/env.hpp"
+#include "ezpz/core/error.hpp"
+
+using ezpz::is_secret_name;
+
+TEST_CASE("every credential word hides a variable's value", "[env]") {
+  // One name per word of k_secret_parts and k_secret_words, in the case users write.
+  const std::vector<std::string> secrets = {"HF_TOKEN",       "AWS_SECRET_ACCESS_KEY",
+                                            "WANDB_API_KEY",  "MY_SECRET",
+                                            "DB_PASSWORD",    "SMTP_PASSWD",
+                                            "PGPASS",         "PGPASSFILE",
+                                            "DB_CREDENTIALS", "GOOGLE_APPLICATION_CREDENTIALS",
+                                            "API_AUTH",       "http_auth_user",
+                                            "SESSION_COOKIE", "JUPYTER_SESSION",
+                                            "SSH_PRIVATE",    "SSL_CERT_FILE",
+                                            "GITHUB_PAT",     "pat",
+                                            "DB_PW",          "AUTH_JWT",
+                                            "WIFI_PSK",       "MFA_OTP"};
+  for (const std::string& name : secrets) {
+    INFO(name);
+    CHECK(is_secret_name(name));
+    CHECK(ezpz::shown_value(name, "s3cr3t") == "<redacted>");
+  }
+}
+
+TEST_CASE("ordinary variables are shown", "[env]") {
+  // Short words match only between underscores: PATH holds PAT, PWD holds PW.
+  const std::vector<std::string> plain = {
+      "PATH", "PWD",      "LD_LIBRARY_PATH", "PYTHONPATH", "MASTER_ADDR", "MASTER_PORT",
+      "RANK", "HOSTNAME", "OMP_NUM_THREADS", "PATTERN",    "SPOTLIGHT",   "CPU_BIND"};
+  for (const std::string& name : plain) {
+    INFO(name);
+    CHECK_FALSE(is_secret_name(name));
+    CHECK(ezpz::shown_value(name, "v") == "v");
+  }
+}
+
+TEST_CASE("variable names are what a shell accepts", "[env]") {
+  for (const char* name : {"A", "_", "a_1", "NCCL_DEBUG", "_X9"}) {
+    INFO(name);
+    CHECK(ezpz::is_variable_name(name));
+  }
+  for (const char* name : {"", "1A", "A-B", "A B", "X;touch /tmp/PWNED;Y", "A$(x)", "Ä"}) {
+    INFO(name);
+    CHECK_FALSE(ezpz::is_variable_name(name));
+  }
+}
+
+TEST_CASE("-x NAME=VALUE refuses a name that is not a variable name", "[env]") {
+  CHECK(ezpz::parse_assignment("A=b=c", "--env") ==
+        std::pair<std::string, std::string>{"A", "b=c"});
+  CHECK(ezpz::parse_assignment("A=", "--env") == std::pair<std::string, std::string>{"A", ""});
+  struct Case {
+    std::string text, message;
+  };
+  const std::vector<Case> cases = {
+      {"X;touch /tmp/PWNED;Y=1",
+       "--env \"X;touch /tmp/PWNED;Y=1\": \"X;touch /tmp/PWNED;Y\" is not a variable name "
+       "(letters, "
+       "digits and _, not starting with a digit)"},
+      {"1A=2",
+       "--env \"1A=2\": \"1A\" is not a variable name (letters, digits and _, not starting with a "
+       "digit)"},
+      {"A\nB=1",
+       "--env \"A\\nB=1\": \"A\\nB\" is not a variable name (letters, digits and _, not starting "
+       "with a digit)"},
+      {"=1", "--env =1: expected NAME=VALUE"},
+      {"NOVALUE", "--env NOVALUE: expected NAME=VALUE"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    REQUIRE_THROWS_WITH(ezpz::parse_assignment(c.text, "--env"), c.message);
+  }
+}
+
+TEST_CASE("sizes take binary suffixes", "[env]") {
+  struct Case {
+    const char* text;
+    std::optional<std::uint64_t> bytes;
+  };
+  const std::vector<Case> cases = {
+      {"0", 0},
+      {"4096", 4096},
+      {"100B", 100},
+      {"1K", 1024},
+      {"1k", 1024},
+      {"512M", 512ull << 20},
+      {"512MiB", 512ull << 20},
+      {"2GB", 2ull << 30},
+      {"1G", 1ull << 30},
+      {"3T", 3ull << 40},
+      {"4194304T", 1ull << 62},  // the most
+      {"4194305T", std::nullopt},
+      {"", std::nullopt},
+      {"M", std::nullopt},
+      {"1.5G", std::nullopt},
+      {"-1", std::nullopt},
+      {"1X", std::nullopt},
+      {"1 G", std::nullopt},
+      {"99999999999999999999", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    CHECK(ezpz::parse_size(c.text) == c.bytes);
+  }
+}

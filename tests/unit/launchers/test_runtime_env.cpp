@@ -1,0 +1,325 @@
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/launchers/runtime_env.hpp"
+#include "tests/catch.hpp"
+
+using namespace ezpz;
+using namespace ezpz::runtime;
+
+namespace {
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+Availability cpu_only() {
+  return {};
+}
+
+Availability with_cuda(int devices, bool nccl) {
+  Availability a;
+  a.cuda_built = true;
+  a.cuda_devices = devices;
+  a.nccl = nccl;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("the rank comes from the first launcher family whose rank variable is set", "[runtime]") {
+  struct Row {
+    Env env;
+    RankInfo expected;
+  };
+  const std::vector<Row> rows = {
+      {{}, {0, 1, 0, 1, 0, "no rank variables set: a single process"}},
+      {{{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}},
+       {3, 8, 1, 2, 1, "RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (torch env://)"}},
+      // Without local variables all ranks are taken to share one host.
+      {{{"RANK", "1"}, {"WORLD_SIZE", "2"}},
+       {1, 2, 1, 2, 0, "RANK, WORLD_SIZE (torch env://; one host assumed)"}},
+      // A local size alone: block placement gives the local rank.
+      {{{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_WORLD_SIZE", "4"}},
+       {5, 8, 1, 4, 1, "RANK, WORLD_SIZE, LOCAL_WORLD_SIZE (torch env://; one host assumed)"}},
+      {{{"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "4"}},
+       {5, 8, 1, 4, 1, "PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS (MPICH Hydra)"}},
+      // Cray PMI sets PMI_RANK too; PALS_RANKID says whose it is.
+      {{{"PALS_RANKID", "13"},
+        {"PMI_RANK", "13"},
+        {"PMI_SIZE", "24"},
+        {"PALS_LOCAL_RANKID", "1"},
+        {"PALS_LOCAL_SIZE", "12"},
+        {"PALS_NODEID", "1"}},
+       {13, 24, 1, 12, 1, "PALS_RANKID, PMI_SIZE, PALS_LOCAL_RANKID, PALS_LOCAL_SIZE (Cray PALS)"}},
+      {{{"SLURM_PROCID", "5"},
+        {"SLURM_NTASKS", "6"},
+        {"SLURM_LOCALID", "1"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x3)"},
+        {"SLURM_NODEID", "2"}},
+       {5, 6, 1, 2, 2,
+        "SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE (Slurm)"}},
+      {{{"SLURM_PROCID", "4"},
+        {"SLURM_NTASKS", "7"},
+        {"SLURM_LOCALID", "1"},
+        {"SLURM_STEP_TASKS_PER_NODE", "3,2(x2)"},
+        {"SLURM_NODEID", "1"}},
+       {4, 7, 1, 2, 1,
+        "SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE (Slurm)"}},
+      {{{"SLURM_PROCID", "3"},
+        {"SLURM_NTASKS", "4"},
+        {"SLURM_LOCALID", "1"},
+        {"SLURM_NTASKS_PER_NODE", "2"},
+        {"SLURM_NODEID", "1"}},
+       {3, 4, 1, 2, 1, "SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE (Slurm)"}},
+      // The step's own layout wins over the job's --ntasks-per-node.
+      {{{"SLURM_PROCID", "2"},
+        {"SLURM_NTASKS", "3"},
+        {"SLURM_LOCALID", "0"},
+        {"SLURM_NTASKS_PER_NODE", "4"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2,1"},
+        {"SLURM_NODEID", "1"}},
+       {2, 3, 0, 1, 1,
+        "SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE (Slurm)"}},
+      {{{"OMPI_COMM_WORLD_RANK", "2"},
+        {"OMPI_COMM_WORLD_SIZE", "4"},
+        {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+        {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}},
+       {2, 4, 0, 2, 1,
+        "OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK, "
+        "OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI)"}},
+      // torch's contract wins over a launcher's, and families never mix.
+      {{{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"PMI_RANK", "7"}, {"MPI_LOCALNRANKS", "8"}},
+       {1, 2, 1, 2, 0, "RANK, WORLD_SIZE (torch env://; one host assumed)"}},
+  };
+  for (const Row& row : rows) {
+    RankInfo info = rank_info_from_env(row.env);
+    INFO(row.expected.source);
+    CHECK(info.rank == row.expected.rank);
+    CHECK(info.world_size == row.expected.world_size);
+    CHECK(info.local_rank == row.expected.local_rank);
+    CHECK(info.local_world_size == row.expected.local_world_size);
+    CHECK(info.node_index == row.expected.node_index);
+    CHECK(info.source == row.expected.source);
+  }
+}
+
+TEST_CASE("bad rank variables are reported by name, all at once", "[runtime]") {
+  struct Row {
+    Env env;
+    std::string message;
+  };
+  const std::vector<Row> rows = {
+      {{{"RANK", "abc"}, {"WORLD_SIZE", "2"}}, "RANK=abc: expected a non-negative integer"},
+      {{{"RANK", "x"}, {"WORLD_SIZE", "y"}},
+       "RANK=x: expected a non-negative integer; WORLD_SIZE=y: expected a non-negative integer"},
+      {{{"PMI_RANK", "-1"}, {"PMI_SIZE", "2"}}, "PMI_RANK=-1: expected a non-negative integer"},
+      {{{"RANK", "1"}}, "RANK=1 is set but WORLD_SIZE is not"},
+      {{{"RANK", "4"}, {"WORLD_SIZE", "2"}}, "RANK=4: not below WORLD_SIZE=2"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "0"}}, "WORLD_SIZE=0: expected at least 1"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "4"}},
+       "LOCAL_WORLD_SIZE=4: expected 1 to WORLD_SIZE=2"},
+      {{{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "2"}},
+       "LOCAL_RANK=2: not below LOCAL_WORLD_SIZE=2"},
+      {{{"RANK", "9"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "2"}},
+       "RANK=9: not below WORLD_SIZE=4; LOCAL_RANK=2: not below LOCAL_WORLD_SIZE=2"},
+      {{{"SLURM_PROCID", "1"},
+        {"SLURM_NTASKS", "4"},
+        {"SLURM_LOCALID", "2"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
+        {"SLURM_NODEID", "0"}},
+       "SLURM_LOCALID=2: not below SLURM_STEP_TASKS_PER_NODE=2"},
+  };
+  for (const Row& row : rows) {
+    CHECK(error_of([&] { rank_info_from_env(row.env); }) == row.message);
+  }
+}
+
+TEST_CASE("MASTER_ADDR defaults to loopback only when every rank is on one host", "[runtime]") {
+  RankInfo one_host{1, 2, 1, 2, 0, ""};
+  RankInfo two_hosts{1, 4, 1, 2, 0, ""};
+  Rendezvous given =
+      rendezvous_from_env({{"MASTER_ADDR", "x1"}, {"MASTER_PORT", "1234"}}, two_hosts);
+  CHECK(given.master_addr == "x1");
+  CHECK(given.master_port == 1234);
+  CHECK(given.source == "MASTER_ADDR, MASTER_PORT");
+  Rendezvous defaulted = rendezvous_from_env({}, one_host);
+  CHECK(defaulted.master_addr == "127.0.0.1");
+  CHECK(defaulted.master_port == 29500);
+  CHECK(defaulted.source == "MASTER_ADDR unset: 127.0.0.1, all 2 ranks on one host; default port");
+  CHECK(rendezvous_from_env({}, RankInfo{0, 1, 0, 1, 0, ""}).source ==
+        "MASTER_ADDR unset: 127.0.0.1, 1 rank on one host; default port");
+  CHECK(error_of([&] { rendezvous_from_env({}, two_hosts); }) ==
+        "MASTER_ADDR is not set: 4 ranks on 2 hosts need rank 0's host name (ezpz launch sets it)");
+  for (const char* port : {"0", "65536", "abc", "-1"}) {
+    CHECK(error_of([&] {
+            rendezvous_from_env({{"MASTER_PORT", port}}, one_host);
+          }) == std::string("MASTER_PORT=") + port + ": expected a port number from 1 to 65535");
+  }
+}
+
+TEST_CASE("timeouts are positive seconds, defaulting to 60 and 120", "[runtime]") {
+  Timeouts defaults = timeouts_from_env({});
+  CHECK(defaults.rendezvous_ms == 60'000);
+  CHECK(defaults.collective_ms == 120'000);
+  Timeouts set =
+      timeouts_from_env({{"EZPZ_RENDEZVOUS_TIMEOUT", "5"}, {"EZPZ_COLLECTIVE_TIMEOUT", "0.5"}});
+  CHECK(set.rendezvous_ms == 5'000);
+  CHECK(set.collective_ms == 500);
+  CHECK(parse_seconds("X", "1e3") == 1'000'000);
+  for (const char* bad : {"abc", "0", "-1", "inf", "nan", "5s", "0.0001"}) {
+    CHECK(error_of([&] {
+            timeouts_from_env({{"EZPZ_COLLECTIVE_TIMEOUT", bad}});
+          }) == std::string("EZPZ_COLLECTIVE_TIMEOUT=") + bad +
+                    ": expected a positive number of seconds");
+  }
+}
+
+TEST_CASE("switches take the usual spellings and nothing else", "[runtime]") {
+  for (const char* yes : {"1", "true", "TRUE", "yes", "on", "On"}) CHECK(parse_switch("X", yes));
+  for (const char* no : {"", "0", "false", "no", "off", "OFF"}) CHECK_FALSE(parse_switch("X", no));
+  CHECK(error_of([] { parse_switch("EZPZ_LOG_FROM_ALL_RANKS", "maybe"); }) ==
+        "EZPZ_LOG_FROM_ALL_RANKS=maybe: expected 1, true, yes, on or 0, false, no, off");
+}
+
+TEST_CASE("the device is TORCH_DEVICE, else the first usable of cuda, xpu, mps, cpu", "[runtime]") {
+  struct Row {
+    std::optional<std::string> torch_device;
+    Availability available;
+    int local_rank;
+    std::string name;
+    std::string source;
+  };
+  Availability xpu;
+  xpu.xpu_built = true;
+  xpu.xpu_devices = 12;
+  Availability mps;
+  mps.mps_built = mps.mps_available = true;
+  const std::string first = "first usable of cuda, xpu, mps, cpu";
+  const std::vector<Row> rows = {
+      {std::nullopt, cpu_only(), 3, "cpu", first},
+      {std::nullopt, with_cuda(4, true), 2, "cuda:2", first},
+      {std::nullopt, with_cuda(0, false), 0, "cpu", first},
+      {std::nullopt, xpu, 11, "xpu:11", first},
+      {std::nullopt, mps, 0, "mps", first},
+      {"cpu", with_cuda(4, true), 1, "cpu", "TORCH_DEVICE=cpu"},
+      {"cuda", with_cuda(4, true), 1, "cuda:1", "TORCH_DEVICE=cuda"},
+      {"cuda:1", with_cuda(2, true), 0, "cuda:1", "TORCH_DEVICE=cuda:1"},
+  };
+  for (const Row& row : rows) {
+    DeviceChoice choice = choose_device(row.torch_device, row.available, row.local_rank);
+    CHECK(choice.name() == row.name);
+    CHECK(choice.source == row.source);
+  }
+}
+
+TEST_CASE("a device this libtorch cannot use is a clear error", "[runtime]") {
+  struct Row {
+    std::optional<std::string> torch_device;
+    Availability available;
+    int local_rank;
+    std::string message;
+  };
+  const std::vector<Row> rows = {
+      {"cuda", cpu_only(), 0, "TORCH_DEVICE=cuda: this libtorch was built without CUDA"},
+      {"cuda", with_cuda(0, true), 0, "TORCH_DEVICE=cuda: no CUDA device is visible"},
+      {"mps", cpu_only(), 0, "TORCH_DEVICE=mps: this libtorch was built without MPS"},
+      {"xpu:0", cpu_only(), 0, "TORCH_DEVICE=xpu:0: this libtorch was built without XPU"},
+      {"cuda:3", with_cuda(2, true), 0, "TORCH_DEVICE=cuda:3: only 2 CUDA devices are visible"},
+      {"cuda", with_cuda(1, true), 1,
+       "LOCAL_RANK=1: only 1 CUDA device is visible; run at most that many ranks per host"},
+      {std::nullopt, with_cuda(4, true), 5,
+       "LOCAL_RANK=5: only 4 CUDA devices are visible; run at most that many ranks per host"},
+      {"tpu", cpu_only(), 0, "TORCH_DEVICE=tpu: unknown device; expected cpu, cuda, xpu or mps"},
+      {"cuda:x", with_cuda(2, true), 0, "TORCH_DEVICE=cuda:x: expected a device index after ':'"},
+  };
+  for (const Row& row : rows) {
+    CHECK(error_of([&] { choose_device(row.torch_device, row.available, row.local_rank); }) ==
+          row.message);
+  }
+}
+
+TEST_CASE("the backend is TORCH_BACKEND, else the device's best that is built", "[runtime]") {
+  DeviceChoice cpu{"cpu", -1, ""};
+  DeviceChoice cuda{"cuda", 0, ""};
+  DeviceChoice xpu{"xpu", 0, ""};
+  Availability ccl_only;
+  ccl_only.xpu_built = true;
+  ccl_only.ccl = true;
+  struct Row {
+    std::optional<std::string> torch_backend;
+    DeviceChoice device;
+    Availability available;
+    std::string name;
+    std::string source;
+  };
+  const std::vector<Row> rows = {
+      {std::nullopt, cpu, cpu_only(), "gloo", "default for cpu"},
+      {std::nullopt, cuda, with_cuda(1, true), "nccl", "default for cuda"},
+      {std::nullopt, cuda, with_cuda(1, false), "gloo",
+       "default for cuda; no better backend in this libtorch"},
+      {std::nullopt, xpu, ccl_only, "ccl", "default for xpu; no better backend in this libtorch"},
+      {"gloo", cuda, with_cuda(1, true), "gloo", "TORCH_BACKEND=gloo"},
+  };
+  for (const Row& row : rows) {
+    BackendChoice choice = choose_backend(row.torch_backend, row.device, row.available);
+    CHECK(choice.name == row.name);
+    CHECK(choice.source == row.source);
+  }
+  CHECK(available_backends(cpu_only()) == std::vector<std::string>{"gloo"});
+  CHECK(available_backends(with_cuda(1, true)) == std::vector<std::string>{"gloo", "nccl"});
+}
+
+TEST_CASE("a backend this libtorch cannot provide is a clear error", "[runtime]") {
+  DeviceChoice cpu{"cpu", -1, ""};
+  DeviceChoice xpu{"xpu", 0, ""};
+  struct Row {
+    std::string torch_backend;
+    DeviceChoice device;
+    Availability available;
+    std::string message;
+  };
+  const std::vector<Row> rows = {
+      {"nccl", cpu, cpu_only(), "TORCH_BACKEND=nccl: this libtorch was built without NCCL"},
+      {"mpi", cpu, cpu_only(), "TORCH_BACKEND=mpi: this libtorch was built without MPI"},
+      {"xccl", cpu, cpu_only(), "TORCH_BACKEND=xccl: this libtorch was built without XCCL"},
+      {"nccl", cpu, with_cuda(1, true),
+       "TORCH_BACKEND=nccl: needs a cuda device, but the device is cpu"},
+      {"gloo", xpu, cpu_only(),
+       "TORCH_BACKEND=gloo: needs a cpu, cuda or mps device, but the device is xpu:0"},
+      {"foo", cpu, cpu_only(),
+       "TORCH_BACKEND=foo: unknown backend; expected gloo, nccl, xccl, ccl or mpi"},
+  };
+  for (const Row& row : rows) {
+    CHECK(error_of([&] { choose_backend(row.torch_backend, row.device, row.available); }) ==
+          row.message);
+  }
+}
+
+TEST_CASE("each rank's seed is seed x (rank + 1)", "[runtime]") {
+  CHECK(rank_seed(1234, 0) == 1234);
+  CHECK(rank_seed(1234, 3) == 4936);
+  CHECK(rank_seed(0, 5) == 0);
+}
+
+TEST_CASE("rank 0 logs; EZPZ_LOG_FROM_ALL_RANKS makes every rank log, prefixed", "[runtime]") {
+  LogPolicy zero = log_policy({}, 0);
+  CHECK(zero.enabled);
+  CHECK(zero.prefix.empty());
+  CHECK_FALSE(log_policy({}, 1).enabled);
+  CHECK_FALSE(log_policy({{"EZPZ_LOG_FROM_ALL_RANKS", "0"}}, 1).enabled);
+  LogPolicy all = log_policy({{"EZPZ_LOG_FROM_ALL_RANKS", "1"}}, 3);
+  CHECK(all.enabled);
+  CHECK(all.prefix == "[rank 3] ");
+  CHECK(error_of([] {
+          log_policy({{"EZPZ_LOG_FROM_ALL_RANKS", "maybe"}}, 0);
+        }) == "EZPZ_LOG_FROM_ALL_RANKS=maybe: expected 1, true, yes, on or 0, false, no, off");
+}

@@ -1,0 +1,412 @@
+#include <csignal>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/launchers/rank_env.hpp"
+#include "ezpz/supervise/attempts.hpp"
+#include "tests/catch.hpp"
+#include "tests/support/files.hpp"
+
+using namespace ezpz;
+
+namespace {
+const std::vector<BadNodePattern> k_patterns = {
+    {"shepherd",
+     R"(^([a-z0-9.-]+\.hsn\.cm\.aurora\.alcf\.anl\.gov):\s+shepherd\s+died\s+from\s+signal\s+9\b)"},
+    {"hydra", R"(^=\s+PID \d+ RUNNING AT (\S+)$)"},
+};
+}  // namespace
+
+TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and its output",
+          "[attempts]") {
+  struct Row {
+    const char* name;
+    AttemptFacts facts;
+    Ending ending;
+    std::vector<std::string> hosts;
+    const char* reason;
+  };
+  const Row rows[] = {
+      {"clean exit", {0, false, 0, true, Watchdog::none, ""}, Ending::success, {}, "exit status 0"},
+      {"the job's own error",
+       {1, false, 0, true, Watchdog::none, "Traceback ...\nValueError\n"},
+       Ending::application_error,
+       {},
+       "exit status 1: the job's own failure"},
+      {"SIGTERM in a job is walltime",
+       {143, true, SIGTERM, true, Watchdog::none, ""},
+       Ending::walltime,
+       {},
+       "SIGTERM inside the job: walltime (or the job was cancelled)"},
+      {"SIGTERM outside a job",
+       {143, true, SIGTERM, false, Watchdog::none, ""},
+       Ending::interrupted,
+       {},
+       "interrupted by signal 15"},
+      {"Ctrl-C",
+       {130, true, SIGINT, true, Watchdog::none, ""},
+       Ending::interrupted,
+       {},
+       "interrupted by signal 2"},
+      {"wall-clock limit",
+       {124, false, 0, true, Watchdog::timeout, ""},
+       Ending::timeout,
+       {},
+       "the --timeout limit passed"},
+      {"silent ranks",
+       {124, false, 0, true, Watchdog::idle, ""},
+       Ending::hang,
+       {},
+       "no output from any rank for --idle-timeout"},
+      {"a rank killed, nobody named",
+       {137, false, 0, true, Watchdog::none, "Killed\n"},
+       Ending::bad_node,
+       {},
+       "exit status 137: a rank died of signal 9; no node named"},
+      {"the launcher itself killed: no rank blamed",
+       {141, false, 0, true, Watchdog::none, "rank 0 up\n", {}, 0, SIGPIPE},
+       Ending::bad_node,
+       {},
+       "exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses "
+       "were lost with it"},
+      // `ezpz launch ... | head`: the user's pipeline ended, no node's fault, never retried.
+      {"ezpz's own stdout closed",
+       {141, false, 0, true, Watchdog::stdout_closed, "y\ny\n"},
+       Ending::interrupted,
+       {},
+       "ezpz's stdout was closed by its reader (SIGPIPE)"},
+      {"a rank's stdout closed, with no record in between",
+       {141, false, 0, true, Watchdog::none, "y\n"},
+       Ending::application_error,
+       {},
+       "exit status 141: a rank wrote to a closed pipe (SIGPIPE): the reader of the job's output "
+       "went away"},
+      {"the launcher SIGKILLed by someone else (the OOM killer)",
+       {137, false, 0, true, Watchdog::none, "", {}, 0, SIGKILL},
+       Ending::bad_node,
+       {},
+       "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses "
+       "were lost with it"},
+      {"Aurora's shepherd names the node",
+       {1, false, 0, true, Watchdog::none,
+        "step=3\nx4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"
+        "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"},
+       Ending::bad_node,
+       {"x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
+       "exit status 1; bad node: x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
+      {"Hydra names where a rank died",
+       {9, false, 0, true, Watchdog::none,
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 18592 RUNNING AT n03\n"
+        "=   EXIT CODE: 9\n"},
+       Ending::bad_node,
+       {"n03"},
+       "exit status 9; bad node: n03"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    Classification c = classify_attempt(row.facts, k_patterns);
+    CHECK(c.ending == row.ending);
+    CHECK(c.bad_hosts == row.hosts);
+    CHECK(c.reason == row.reason);
+  }
+  CHECK(to_string(Ending::bad_node) == "bad_node");
+  CHECK(to_string(Ending::walltime) == "walltime");
+}
+
+TEST_CASE("a broken signature is named", "[attempts]") {
+  CHECK_THROWS_WITH(classify_attempt({1, false, 0, false, Watchdog::none, "x"}, {{"mine", "(["}}),
+                    Catch::StartsWith("bad_node_patterns mine: invalid regular expression: "));
+}
+
+TEST_CASE("only node trouble is worth another attempt", "[attempts]") {
+  CHECK(worth_retrying(Ending::bad_node));
+  CHECK(worth_retrying(Ending::hang));
+  CHECK(worth_retrying(Ending::timeout));
+  CHECK_FALSE(worth_retrying(Ending::success));
+  CHECK_FALSE(worth_retrying(Ending::application_error));
+  CHECK_FALSE(worth_retrying(Ending::walltime));
+  CHECK_FALSE(worth_retrying(Ending::interrupted));
+}
+
+TEST_CASE("back-off doubles and is capped", "[attempts]") {
+  CHECK(backoff_seconds(1) == 0);
+  CHECK(backoff_seconds(2) == 5);
+  CHECK(backoff_seconds(3) == 10);
+  CHECK(backoff_seconds(5) == 40);
+  CHECK(backoff_seconds(6) == 60);
+  CHECK(backoff_seconds(30) == 60);
+  CHECK(backoff_seconds(3, 0.5, 1) == 1);
+}
+
+TEST_CASE("spares replace named bad nodes, or rotate blind", "[attempts]") {
+  NodePool pool = split_pool({"n1", "n2", "n3", "n4", "n5"}, 2);
+  CHECK(pool.active == std::vector<std::string>{"n1", "n2", "n3"});
+  CHECK(pool.spares == std::vector<std::string>{"n4", "n5"});
+  CHECK(replace_bad_nodes(pool, {"n2"}) == std::vector<std::string>{"n2 -> n4"});
+  CHECK(pool.active == std::vector<std::string>{"n1", "n4", "n3"});
+  CHECK(pool.retired == std::vector<std::string>{"n2"});
+  CHECK(replace_bad_nodes(pool, {"gone"}) == std::vector<std::string>{"n1 -> n5"});  // blind
+  CHECK(pool.active == std::vector<std::string>{"n5", "n4", "n3"});
+  CHECK(replace_bad_nodes(pool, {"n3"}).empty());  // no spare left
+  CHECK(pool.active == std::vector<std::string>{"n5", "n4", "n3"});
+
+  NodePool two = split_pool({"a", "b", "c", "d"}, 2);
+  CHECK(replace_bad_nodes(two, {"b", "a"}) == std::vector<std::string>{"b -> c", "a -> d"});
+  CHECK(two.active == std::vector<std::string>{"d", "c"});
+
+  CHECK_THROWS_WITH(split_pool({"a", "b"}, 2),
+                    "--spares 2: the allocation has 2 hosts; at least one must stay active");
+  CHECK_THROWS_WITH(split_pool({"a"}, 1),
+                    "--spares 1: the allocation has 1 host; at least one must stay active");
+}
+
+// Launchers' failure reports, as they print them (srun 22.05 and MPICH 4.0.2 seen here; newer
+// Hydra, Open MPI and PALS as published).
+TEST_CASE("failed ranks are read from each launcher's report", "[attempts]") {
+  struct Row {
+    const char* name;
+    const char* output;
+    std::vector<FailedRank> failed;
+  };
+  const Row rows[] = {
+      {"srun: killed, then the rest torn down",
+       "srun: error: n02: task 1: Killed\n"
+       "srun: launch/slurm: _step_signal: Terminating StepId=405.1\n"
+       "srun: error: n01: task 0: Terminated\n",
+       {{"n02", "1", "", "Killed", true}, {"n01", "0", "", "Terminated", true}}},
+      {"srun: an exit code, tasks as a list",
+       "srun: error: n02: tasks 4-7,9: Exited with exit code 3\n",
+       {{"n02", "4-7,9", "", "Exited with exit code 3", false}}},
+      {"Hydra 4.0: pid and host only",
+       "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+       "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 9\n=   CLEANING UP REMAINING PROCESSES\n",
+       {{"n02", "", "7304", "EXIT CODE: 9", true}}},
+      {"Hydra 4.1: the rank too",
+       "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+       "=   RANK 3 PID 1234 RUNNING AT c001-001\n=   KILLED BY SIGNAL: 9 (Killed)\n",
+       {{"c001-001", "3", "1234", "KILLED BY SIGNAL: 9 (Killed)", true}}},
+      {"Open MPI",
+       "mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9 "
+       "(Killed).\n",
+       {{"n02", "1", "1234", "exited on signal 9 (Killed)", true}}},
+      {"PALS, a signal and an exit code",
+       "x1000c0s0b0n0: rank 3 died from signal 9\nx1000c0s0b0n1: rank 7 exited with code 1\n",
+       {{"x1000c0s0b0n0", "3", "", "died from signal 9", true},
+        {"x1000c0s0b0n1", "7", "", "exited with code 1", false}}},
+      {"ezpz-rankenv: an exit code, a signal",
+       "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 1\n"
+       "ezpz-rankenv: rank 3 (pid 7310) on n02.cluster: killed by signal 11 (SIGSEGV)\n",
+       {{"n02", "1", "7304", "exited with code 1", false, true},
+        {"n02.cluster", "3", "7310", "killed by signal 11 (SIGSEGV)", true, true}}},
+      {"Open MPI: an exit code, no host",
+       "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+       "the job to be terminated. The first process to do so was:\n\n"
+       "  Process name: [[10246,1],1]\n  Exit code:    4\n",
+       {{"", "1", "", "exited with code 4", false}}},
+      {"nothing to report", "step 10 loss 0.1\nTraceback (most recent call last):\n", {}},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    CHECK(failed_ranks(row.output) == row.failed);
+  }
+}
+
+TEST_CASE("a failed rank is named with its host", "[attempts]") {
+  CHECK(describe(FailedRank{"n02", "1", "", "Killed", true}) == "rank 1 on n02: Killed");
+  CHECK(describe(FailedRank{"n02", "4-7", "", "Exited with exit code 3", false}) ==
+        "ranks 4-7 on n02: Exited with exit code 3");
+  CHECK(describe(FailedRank{"n02", "", "7304", "EXIT CODE: 9", true}) ==
+        "a rank (pid 7304) on n02: EXIT CODE: 9");
+  CHECK(describe(FailedRank{"n02", "1", "7304", "EXIT CODE: 9", true}) ==
+        "rank 1 (pid 7304) on n02: EXIT CODE: 9");
+}
+
+TEST_CASE("a block placement says which ranks a host holds", "[attempts]") {
+  const std::vector<std::string> hosts = {"n01.cluster", "n02.cluster", "n03.cluster"};
+  CHECK(ranks_on_host(hosts, 1, "n02") == "1");
+  CHECK(ranks_on_host(hosts, 4, "n03.cluster") == "8-11");
+  CHECK(ranks_on_host(hosts, 4, "n09").empty());
+  // -n 10 at 4 per host: the last host holds 2, and -n 5 at 4 leaves n03 empty.
+  CHECK(ranks_on_host(hosts, 4, "n03", 10) == "8-9");
+  CHECK(ranks_on_host(hosts, 4, "n02", 5) == "4");
+  CHECK(ranks_on_host(hosts, 4, "n03", 5).empty());
+  CHECK(host_of_rank(hosts, 4, "9") == "n03.cluster");
+  CHECK(host_of_rank(hosts, 2, "1") == "n01.cluster");
+  CHECK(host_of_rank(hosts, 4, "12").empty());
+  CHECK(host_of_rank(hosts, 4, "0-3").empty());
+}
+
+// Before: MPICH's Hydra says nothing of a rank that exits 1, so `exit status 1: the job's own
+// failure` and "failed_ranks": []. ezpz-rankenv's line names it, with the host and the pid Hydra
+// names when the rank dies of a signal.
+TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[attempts]") {
+  AttemptFacts facts{1,
+                     false,
+                     0,
+                     false,
+                     Watchdog::none,
+                     "rank 0 step 1\nTraceback (most recent call last):\nValueError: boom\n" +
+                         exit_report("1", 7304, "n02", 1 << 8) + "\n"};
+  facts.hosts = {"n01", "n02"};
+  facts.ppn = 1;
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::application_error);
+  CHECK(c.reason == "exit status 1: rank 1 (pid 7304) on n02: exited with code 1");
+  CHECK(lines_before_failure(facts.output, 2) ==
+        std::vector<std::string>{"Traceback (most recent call last):", "ValueError: boom"});
+  CHECK(lines_before_failure(facts.output, 10).size() == 3);
+  CHECK(lines_before_failure("step 1\nstep 2\n", 10).empty());
+
+  // Hydra's own block for the same process adds nothing: one entry per rank and host.
+  facts.exit_status = 139;
+  facts.output = exit_report("1", 7304, "n02", SIGSEGV) +
+                 "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+                 "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n";
+  c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)");
+  CHECK(c.failed.size() == 1);
+  // ... in whichever order the two reach ezpz: ezpz-rankenv's words are kept, in the first's place.
+  facts.output =
+      "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+      "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n" +
+      exit_report("1", 7304, "n02", SIGSEGV) + "\n";
+  c = classify_attempt(facts, {});
+  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)");
+  CHECK(c.failed.size() == 1);
+
+  // Open MPI's exit-code report names no host: the placement does (-n 3 at 2 per host).
+  facts = AttemptFacts{4,     false,          0,
+                       false, Watchdog::none, "  Process name: [[10246,1],2]\n  Exit code:    4\n"};
+  facts.hosts = {"n01", "n02"};
+  facts.ppn = 2;
+  facts.world_size = 3;
+  c = classify_attempt(facts, {});
+  CHECK(c.reason == "exit status 4: rank 2 on n02: exited with code 4");
+}
+
+TEST_CASE("the launcher's report decides between the job's error and the machine's", "[attempts]") {
+  // srun exits 143 for both: its own report tells them apart.
+  Classification exited = classify_attempt(
+      {143, false, 0, true, Watchdog::none,
+       "srun: error: n02: task 1: Exited with exit code 3\nsrun: error: n01: task 0: Terminated\n"},
+      {});
+  CHECK(exited.ending == Ending::application_error);
+  CHECK(exited.reason == "exit status 143: rank 1 on n02: Exited with exit code 3");
+  CHECK(exited.failed.size() == 2);
+  Classification killed = classify_attempt(
+      {143, false, 0, true, Watchdog::none, "srun: error: n02: task 1: Killed\n"}, {});
+  CHECK(killed.ending == Ending::bad_node);
+  CHECK(killed.bad_hosts.empty());  // a killed rank does not prove its node bad
+  CHECK(killed.reason == "exit status 143: rank 1 on n02: Killed");
+  // SIGPIPE is the pipeline's end, in every launcher's words: the job's, never a node's.
+  for (const char* report :
+       {"srun: error: n02: task 1: Broken pipe\n",
+        "=   PID 7304 RUNNING AT n02\n=   KILLED BY SIGNAL: 13 (Broken pipe)\n",
+        "mpirun noticed that process rank 1 with PID 7 on node n02 exited on signal 13 (Broken "
+        "pipe).\n",
+        "x1000c0s0b0n0: rank 1 died from signal 13\n"}) {
+    INFO(report);
+    CHECK(classify_attempt({141, false, 0, true, Watchdog::none, report}, {}).ending ==
+          Ending::application_error);
+  }
+}
+
+TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempts]") {
+  const std::vector<BadNodePattern> ssh = {
+      {"ssh-unreachable", R"(^ssh: Could not resolve hostname ([^:\s]+):)"}};
+  const std::string output =
+      "hi 0\nssh: Could not resolve hostname n03: Name or service not known\n";
+  for (Watchdog watchdog : {Watchdog::idle, Watchdog::timeout, Watchdog::signature}) {
+    Classification c = classify_attempt({143, false, 0, true, watchdog, output}, ssh);
+    CHECK(c.ending == Ending::bad_node);
+    CHECK(c.bad_hosts == std::vector<std::string>{"n03"});
+    CHECK(c.reason == "exit status 143; bad node: n03");
+  }
+  BadNodeMatcher matcher(ssh);
+  CHECK(matcher.hosts_in("ssh: Could not resolve hostname n03: Name or service not known") ==
+        std::vector<std::string>{"n03"});
+  CHECK(matcher.hosts_in("ssh: connect to host n03 port 22: Connection refused").empty());
+  CHECK(BadNodeMatcher({}).empty());
+  // A watchdog with no signature is its own ending; so is a success it did not stop.
+  CHECK(classify_attempt({143, false, 0, true, Watchdog::idle, "hi\n"}, ssh).ending ==
+        Ending::hang);
+  CHECK(classify_attempt({0, false, 0, true, Watchdog::none, output}, ssh).ending ==
+        Ending::success);
+}
+
+TEST_CASE("spares match bad hosts by short name", "[attempts]") {
+  NodePool pool = split_pool({"n01.cluster", "n02.cluster", "n03.cluster"}, 1);
+  CHECK(replace_bad_nodes(pool, {"n02"}) == std::vector<std::string>{"n02.cluster -> n03.cluster"});
+}
+
+TEST_CASE("spares come from the hosts the plan leaves unused first", "[attempts]") {
+  const std::vector<std::string> all = {"a", "b", "c", "d", "e"};
+  NodePool unused = plan_pool({"a", "b"}, all, 2);  // --nhosts 2 --spares 2
+  CHECK(unused.active == std::vector<std::string>{"a", "b"});
+  CHECK(unused.spares == std::vector<std::string>{"c", "d"});
+  NodePool taken = plan_pool(all, all, 1);  // every host planned: the last becomes the spare
+  CHECK(taken.active == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(taken.spares == std::vector<std::string>{"e"});
+  NodePool some = plan_pool({"a", "b", "c", "d"}, all, 2);  // one unused, one taken from the plan
+  CHECK(some.active == std::vector<std::string>{"a", "b", "c"});
+  CHECK(some.spares == std::vector<std::string>{"d", "e"});
+  CHECK_THROWS_WITH(plan_pool({"a"}, {"a"}, 1),
+                    "--spares 1: the allocation has 1 host; at least one must stay active");
+}
+
+TEST_CASE("a report without the rank is given it from the placement", "[attempts]") {
+  AttemptFacts facts{255,
+                     false,
+                     0,
+                     true,
+                     Watchdog::none,
+                     "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+                     "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 9\n"};
+  facts.hosts = {"n01", "n02", "n03"};
+  facts.ppn = 1;
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.reason == "exit status 255: rank 1 (pid 7304) on n02: EXIT CODE: 9");
+}
+
+// The bundled profiles' signatures against the lines they are for (the reference's Aurora and
+// SunSpot examples; srun 22.05 and OpenSSH as seen here).
+TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[attempts]") {
+  std::vector<MachineProfile> profiles = load_profiles(ezpz::testing::bundled_profile_files());
+  auto patterns_of = [&](const std::string& name) {
+    for (const MachineProfile& p : profiles) {
+      if (p.name == name) return p.bad_node_patterns;
+    }
+    FAIL("no bundled profile " << name);
+    return std::vector<BadNodePattern>{};
+  };
+  struct Row {
+    const char* machine;
+    const char* line;
+    const char* host;
+  };
+  const Row rows[] = {
+      {"aurora", "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9",
+       "x4102c5s2b0n0"},
+      {"aurora", "x4102c5s2b0n0.hostmgmt2102.cm.aurora.alcf.anl.gov:  shepherd died from signal 9",
+       "x4102c5s2b0n0"},
+      {"sunspot", "x1921c0s3b0n0-hsn0.hsn.cm.sunspot.alcf.anl.gov: shepherd died from signal 9",
+       "x1921c0s3b0n0"},
+      {"generic-pbs", "ssh: Could not resolve hostname n02: Name or service not known", "n02"},
+      {"generic-pbs", "ssh: connect to host n03 port 22: Connection refused", "n03"},
+      {"generic-slurm",
+       "srun: error: Task launch for StepId=405.0 failed on node n03: Communication connection "
+       "failure",
+       "n03"},
+      {"perlmutter", "srun: error: Task launch for StepId=9.0 failed on node nid001234: Zero Bytes",
+       "nid001234"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.machine << ": " << row.line);
+    CHECK(BadNodeMatcher(patterns_of(row.machine)).hosts_in(row.line) ==
+          std::vector<std::string>{row.host});
+  }
+  CHECK(BadNodeMatcher(patterns_of("aurora"))
+            .hosts_in("x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 15")
+            .empty());
+}

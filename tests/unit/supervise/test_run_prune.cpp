@@ -1,0 +1,66 @@
+// Which run records go (lib/ezpz/run_prune): EZPZ_RUNS_KEEP, ages, the newest N,
+// and never a run that may still be going.
+#include "ezpz/supervise/run_prune.hpp"
+
+#include "tests/catch.hpp"
+
+namespace ezpz {
+namespace {
+
+using std::chrono::seconds;
+
+TEST_CASE("EZPZ_RUNS_KEEP: a count, all, or a warning that keeps everything", "[prune]") {
+  CHECK(runs_kept({}).newest == k_default_runs_kept);
+  CHECK(runs_kept({{"EZPZ_RUNS_KEEP", "7"}}).newest == 7u);
+  CHECK(runs_kept({{"EZPZ_RUNS_KEEP", ""}}).newest == k_default_runs_kept);  // empty is unset
+  CHECK_FALSE(runs_kept({{"EZPZ_RUNS_KEEP", "all"}}).newest);
+  CHECK(runs_kept({{"EZPZ_RUNS_KEEP", "all"}}).warning.empty());
+  for (const char* bad : {"0", "-1", "ten", "5x"}) {
+    INFO(bad);
+    RunsKept kept = runs_kept({{"EZPZ_RUNS_KEEP", bad}});
+    CHECK_FALSE(kept.newest);
+    CHECK(kept.warning == std::string("EZPZ_RUNS_KEEP=") + bad +
+                              ": expected a number of runs (1 or more) or all; every run record "
+                              "is kept");
+  }
+}
+
+TEST_CASE("ages take a unit", "[prune]") {
+  CHECK(parse_age("90s") == seconds(90));
+  CHECK(parse_age("30m") == seconds(1800));
+  CHECK(parse_age("12h") == seconds(43200));
+  CHECK(parse_age("7d") == seconds(604800));
+  CHECK(parse_age("2w") == seconds(1209600));
+  CHECK(parse_age("0d") == seconds(0));
+  for (const char* bad : {"", "7", "d", "7y", "-1d", "1.5h", "99999999999999999w"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_age(bad));
+  }
+}
+
+TEST_CASE("the newest N are kept, whatever order the directory lists them in", "[prune]") {
+  const std::vector<std::string> names = {"20261122-095931-n01-1", "20261123-080000-n01-9",
+                                          "20261122-095931-n01-1-2", "20261121-120000-n02-4"};
+  CHECK(beyond_newest(names, 2) ==
+        std::vector<std::string>{"20261122-095931-n01-1", "20261121-120000-n02-4"});
+  CHECK(beyond_newest(names, 9).empty());
+  CHECK(beyond_newest(names, std::nullopt).size() == 4);  // no --keep: every one is a candidate
+  CHECK(beyond_newest(names, 0).front() == "20261123-080000-n01-9");
+}
+
+TEST_CASE("only a run that is over, unlocked and old enough goes", "[prune]") {
+  const PruneRule any{std::nullopt, std::nullopt};
+  const PruneRule week{std::nullopt, seconds(604800)};
+  CHECK(prunable(RunState::finished, false, seconds(1), any));
+  CHECK(prunable(RunState::lost, false, seconds(1), any));
+  CHECK(prunable(RunState::finished, std::nullopt, seconds(1), any));  // no lock file to probe
+  CHECK_FALSE(prunable(RunState::finished, true, seconds(1), any));    // its ezpz is still exiting
+  CHECK_FALSE(prunable(RunState::running, true, seconds(1), any));
+  CHECK_FALSE(prunable(RunState::elsewhere, std::nullopt, seconds(1), any));  // may run there
+  CHECK_FALSE(prunable(RunState::unknown, std::nullopt, seconds(1), any));
+  CHECK_FALSE(prunable(RunState::finished, false, seconds(604799), week));
+  CHECK(prunable(RunState::finished, false, seconds(604800), week));
+}
+
+}  // namespace
+}  // namespace ezpz

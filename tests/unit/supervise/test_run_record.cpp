@@ -1,0 +1,230 @@
+#include <nlohmann/json.hpp>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/supervise/run_record.hpp"
+#include "tests/catch.hpp"
+
+using namespace ezpz;
+
+namespace {
+
+RunSummary sample_run() {
+  RunSummary r;
+  r.id = "20261122-095931-n01-4242";
+  r.started = "2026-11-22T09:59:31+0000";
+  r.cwd = "/home/me/job";
+  r.command = {"python3", "train.py", "--note", "it's $(fine)"};
+  r.machine = "generic-pbs";
+  r.scheduler = "pbs";
+  r.job_id = "4242.pbs";
+  r.hosts = {"n01", "n02"};
+  r.spares = {"n03"};
+  r.attempts = 2;
+  r.exit_code = 0;
+  r.ending = "success";
+  r.reason = "exit status 0";
+  r.launched_on = "login1";
+  return r;
+}
+
+ListedRun finished(RunSummary r) {
+  return {std::move(r), RunState::finished};
+}
+
+}  // namespace
+
+TEST_CASE("a run summary reads back as written", "[record]") {
+  const RunSummary run = sample_run();
+  CHECK(parse_summary(summary_json(run), "run.json") == run);
+  RunSummary running = run;
+  running.exit_code.reset();
+  CHECK(parse_summary(summary_json(running), "run.json") == running);
+}
+
+TEST_CASE("a record from before the lock, with no launched_on, still reads", "[record]") {
+  auto json = nlohmann::ordered_json::parse(summary_json(sample_run()));
+  json.erase("launched_on");
+  RunSummary expected = sample_run();
+  expected.launched_on.clear();
+  CHECK(parse_summary(json.dump(), "run.json") == expected);
+}
+
+TEST_CASE("a damaged summary is named", "[record]") {
+  CHECK_THROWS_WITH(parse_summary("{\"id\": 3}", "runs/x/run.json"),
+                    Catch::StartsWith("runs/x/run.json: not an ezpz run record: "));
+  CHECK_THROWS_WITH(parse_summary("not json", "runs/x/run.json"),
+                    Catch::StartsWith("runs/x/run.json: not an ezpz run record: "));
+}
+
+TEST_CASE("a verdict holds the ending, the failed ranks, the swaps and the timings", "[record]") {
+  AttemptVerdict v;
+  v.attempt = 1;
+  v.hosts = {"n01", "n02"};
+  v.launcher_exit = 233;
+  v.exit_code = 233;
+  v.watchdog = Watchdog::signature;
+  v.classification = {Ending::bad_node,
+                      {"n02"},
+                      {{"n02", "1", "", "Killed", true}},
+                      "exit status 233; bad node: n02"};
+  v.swaps = {"n02 -> n03"};
+  v.next = "retry on new hosts (n02 -> n03)";
+  v.leftovers = {"4242 hydra_pmi_proxy --proxy-id 2"};
+  v.to_spawn_s = 0.0123;
+  v.total_s = 11.5;
+  const auto json = nlohmann::json::parse(verdict_json(v));
+  CHECK(json["attempt"] == 1);
+  CHECK(json["exit_code"] == 233);
+  CHECK(json["stopped_by"] == "bad_node_signature");
+  CHECK(json["classification"] == "bad_node");
+  CHECK(json["bad_hosts"] == nlohmann::json::array({"n02"}));
+  CHECK(json["failed_ranks"][0]["ranks"] == "1");
+  CHECK(json["failed_ranks"][0]["host"] == "n02");
+  CHECK(json["failed_ranks"][0]["died_of_signal"] == true);
+  CHECK(json["swaps"] == nlohmann::json::array({"n02 -> n03"}));
+  CHECK(json["leftovers"] == nlohmann::json::array({"4242 hydra_pmi_proxy --proxy-id 2"}));
+  CHECK(json["timings"]["to_spawn_s"] == 0.012);
+  CHECK(json["timings"]["to_first_output_s"].is_null());
+  CHECK(json["timings"]["total_s"] == 11.5);
+}
+
+TEST_CASE("a limit gives exit 124, as timeout(1) does; anything else the launcher's", "[record]") {
+  CHECK(attempt_exit_code(Watchdog::timeout, 143) == 124);
+  CHECK(attempt_exit_code(Watchdog::idle, 137) == 124);
+  CHECK(attempt_exit_code(Watchdog::signature, 143) == 143);
+  CHECK(attempt_exit_code(Watchdog::none, 3) == 3);
+}
+
+TEST_CASE("the runs table quotes commands and says where a run without an end stands", "[record]") {
+  RunSummary open = sample_run();
+  open.exit_code.reset();
+  auto with = [&](std::string id, RunState state) {
+    RunSummary r = open;
+    r.id = std::move(id);
+    return ListedRun{r, state};
+  };
+  const std::string table =
+      runs_table({with("20261122-100004-n01-5", RunState::running),
+                  with("20261122-100003-n01-4", RunState::lost),
+                  with("20261122-100002-n01-3", RunState::elsewhere),
+                  with("20261122-100001-n01-2", RunState::unknown), finished(sample_run())});
+  auto line = [](std::string_view id_ending_exit) {
+    return std::string(id_ending_exit) + "  python3 train.py --note 'it'\\''s $(fine)'\n";
+  };
+  CHECK(
+      table ==
+      "ID                        STARTED              ATTEMPTS  ENDING             EXIT  "
+      "COMMAND\n" +
+          line("20261122-100004-n01-5     2026-11-22T09:59:31         2  running               -") +
+          line("20261122-100003-n01-4     2026-11-22T09:59:31         2  lost                  -") +
+          line("20261122-100002-n01-3     2026-11-22T09:59:31         2  unknown               -") +
+          line("20261122-100001-n01-2     2026-11-22T09:59:31         2  unknown               -") +
+          line("20261122-095931-n01-4242  2026-11-22T09:59:31         2  success               0"));
+  CHECK(runs_table({}) == "no runs recorded\n");
+}
+
+TEST_CASE("a run's state: its exit code, else its lock, judged only on the host it ran on",
+          "[record]") {
+  struct Row {
+    std::optional<int> exit_code;
+    std::string launched_on;
+    std::optional<bool> lock_held;
+    RunState state;
+    bool probed;
+  };
+  const Row rows[] = {
+      {0, "login1", std::nullopt, RunState::finished, false},
+      {143, "n07", true, RunState::finished, false},
+      {std::nullopt, "login1", true, RunState::running, true},
+      {std::nullopt, "login1", false, RunState::lost, true},
+      {std::nullopt, "login1", std::nullopt, RunState::unknown, true},
+      {std::nullopt, "n07", false, RunState::elsewhere, false},
+      {std::nullopt, "n07", true, RunState::elsewhere, false},
+      {std::nullopt, "", false, RunState::lost, true},  // an older record that has a lock
+      {std::nullopt, "", std::nullopt, RunState::unknown, true},
+  };
+  for (const Row& row : rows) {
+    RunSummary r = sample_run();
+    r.exit_code = row.exit_code;
+    r.launched_on = row.launched_on;
+    bool probed = false;
+    auto probe = [&] {
+      probed = true;
+      return row.lock_held;
+    };
+    INFO(r.launched_on << " " << to_string(row.state));
+    CHECK(run_state(r, "login1", probe) == row.state);
+    CHECK(probed == row.probed);
+  }
+}
+
+TEST_CASE("run details say why a run without an end is lost, running or unknown", "[record]") {
+  RunSummary open = sample_run();
+  open.exit_code.reset();
+  open.launched_on = "n07";
+  auto result_line = [&](RunState state) {
+    const std::string text = run_details({open, state}, {}, "runs/x");
+    const std::size_t at = text.find("  result    ");
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  CHECK(result_line(RunState::running) == "  result    still running");
+  CHECK(result_line(RunState::lost) ==
+        "  result    lost: ezpz ended without recording an exit (killed, or its node went down); "
+        "ranks it left may still run: ezpz kill 20261122-095931-n01-4242");
+  CHECK(result_line(RunState::elsewhere) ==
+        "  result    unknown: launched on n07; whether it still runs can only be told there");
+  CHECK(result_line(RunState::unknown) ==
+        "  result    unknown: no lock to tell whether its ezpz still runs (an older ezpz's "
+        "record, or a filesystem without flock)");
+}
+
+TEST_CASE("a run id is given whole or by any unique start of it", "[record]") {
+  const std::vector<std::string> ids = {"20261122-095931-n01-1", "20261122-095931-n01-1-2",
+                                        "20261122-100000-n01-7", "20261122-100000-n01-7"};
+  CHECK(match_run_id(ids, "20261122-095931-n01-1", "runs", "in d") == "20261122-095931-n01-1");
+  CHECK(match_run_id(ids, "20261122-095931-n01-1-", "runs", "in d") == "20261122-095931-n01-1-2");
+  CHECK(match_run_id(ids, "20261122-1000", "kill", "on n01") == "20261122-100000-n01-7");
+  CHECK(match_run_id(ids, "2025", "runs", "in d") == std::nullopt);
+  CHECK(match_run_id({}, "2026", "runs", "in d") == std::nullopt);
+  CHECK_THROWS_WITH(match_run_id(ids, "20261122-0959", "runs", "in .ezpz/runs"),
+                    "runs: 20261122-0959 matches 2 runs in .ezpz/runs; give more of the id");
+  CHECK_THROWS_WITH(match_run_id(ids, "2026", "kill", "on n01"),
+                    "kill: 2026 matches 3 runs on n01; give more of the id");
+}
+
+TEST_CASE("a taken run id gives way to the next choice, which sorts after it", "[record]") {
+  CHECK(run_id_choice("20261122-095931-n01-1", 1) == "20261122-095931-n01-1");
+  CHECK(run_id_choice("20261122-095931-n01-1", 2) == "20261122-095931-n01-1-2");
+  CHECK(run_id_choice("20261122-095931-n01-1", 17) == "20261122-095931-n01-1-17");
+  CHECK(run_id_choice("20261122-095931-n01-1", 2) > "20261122-095931-n01-1");
+}
+
+TEST_CASE("run details list each attempt from its verdict", "[record]") {
+  AttemptVerdict first;
+  first.attempt = 1;
+  first.exit_code = 233;
+  first.classification = {Ending::bad_node, {"n02"}, {}, "exit status 233; bad node: n02"};
+  first.next = "retry on new hosts (n02 -> n03)";
+  first.total_s = 11.46;
+  AttemptVerdict second;
+  second.attempt = 2;
+  second.classification = {Ending::success, {}, {}, "exit status 0"};
+  second.total_s = 3.2;
+  const std::string text =
+      run_details(finished(sample_run()), {verdict_json(first), verdict_json(second)},
+                  ".ezpz/runs/20261122-095931-n01-4242");
+  CHECK(
+      text ==
+      "run 20261122-095931-n01-4242\n"
+      "  started   2026-11-22T09:59:31+0000\n"
+      "  command   python3 train.py --note 'it'\\''s $(fine)'\n"
+      "  directory /home/me/job\n"
+      "  machine   generic-pbs (pbs, job 4242.pbs)\n"
+      "  hosts     n01 n02\n"
+      "  spares    n03\n"
+      "  result    exit 0: success: exit status 0\n"
+      "attempt 1: exit 233, bad_node: exit status 233; bad node: n02 (11.5 s); retry on new hosts "
+      "(n02 -> n03)\n"
+      "attempt 2: exit 0, success: exit status 0 (3.2 s)\n"
+      "records in .ezpz/runs/20261122-095931-n01-4242\n");
+}
