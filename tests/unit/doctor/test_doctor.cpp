@@ -351,7 +351,7 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
       {"unknown --launcher",
        [](Snapshot& s) { s.launcher_flag = "mpirun"; },
        {"launcher", Status::error,
-        "unknown launcher \"mpirun\"; expected one of pals, hydra, openmpi, srun, torchrun",
+        "unknown launcher \"mpirun\"; expected one of pals, hydra, openmpi, srun, torchrun, aprun",
         "pass --launcher with one of those names"}},
       {"not on PATH",
        [](Snapshot& s) { s.launcher_path.reset(); },

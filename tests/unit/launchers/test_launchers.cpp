@@ -79,7 +79,27 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
                                  "--ntasks-per-node=2", "--nodelist=n[01-02]"});
   CHECK_THROWS_WITH(
       launcher_argv("lsf", input),
-      "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, torchrun");
+      "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, torchrun, aprun");
+}
+
+TEST_CASE("aprun takes Cray node ids, PEs per node and the depth binding", "[launchers]") {
+  CpuBind bind;
+  bind.style = CpuBind::Style::depth;
+  bind.depth = 16;
+  LauncherInput input;
+  input.world_size = 8;
+  input.ppn = 4;
+  input.hosts = {"nid00012", "nid00013.hsn"};
+  input.hostfile = "/h";  // aprun takes no hostfile
+  input.cpu_bind = profile_cpu_bind(bind, 4);
+  CHECK(launcher_argv("aprun", input) == std::vector<std::string>{"aprun", "-n", "8", "-N", "4",
+                                                                  "-L", "12,13", "-cc", "depth",
+                                                                  "-d", "16"});
+  // Node 0, and a host not named by its node id (aprun refuses it, naming it).
+  input.hosts = {"nid00000", "login1"};
+  input.cpu_bind = {};
+  CHECK(launcher_argv("aprun", input) ==
+        std::vector<std::string>{"aprun", "-n", "8", "-N", "4", "-L", "0,login1"});
 }
 
 TEST_CASE("shell quoting reads back unchanged, hostile strings included", "[render]") {
@@ -208,7 +228,7 @@ TEST_CASE("launchers answer to the names users type", "[launchers]") {
   CHECK(launcher_argv("ompi", LauncherInput{}) == launcher_argv("openmpi", LauncherInput{}));
   CHECK(launcher_argv("mpich", LauncherInput{}) == launcher_argv("hydra", LauncherInput{}));
   // Messages list each dialect once, by its own name.
-  CHECK(known_launchers() == "pals, hydra, openmpi, srun, torchrun");
+  CHECK(known_launchers() == "pals, hydra, openmpi, srun, torchrun, aprun");
 }
 
 TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]") {
@@ -220,7 +240,7 @@ TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]")
   CHECK(launcher_programs("srun") == Names{"srun"});
   CHECK(launcher_programs("torchrun") == Names{"torchrun"});
   CHECK(launcher_programs("lsf").empty());
-  for (std::string_view dialect : {"pals", "hydra", "openmpi", "srun", "torchrun"}) {
+  for (std::string_view dialect : {"pals", "hydra", "openmpi", "srun", "torchrun", "aprun"}) {
     INFO(dialect);
     CHECK(launcher_argv(dialect, LauncherInput{}).front() == launcher_programs(dialect).front());
   }
