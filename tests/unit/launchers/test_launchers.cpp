@@ -17,6 +17,20 @@ CpuBind aurora_bind() {
   bind.reserved_cores = {0, 52};
   return bind;
 }
+
+// 8 ranks, 4 per host, on two hosts listed in /h, bound `depth` cores each.
+LauncherInput depth_bound(std::vector<std::string> hosts, int depth) {
+  CpuBind bind;
+  bind.style = CpuBind::Style::depth;
+  bind.depth = depth;
+  LauncherInput input;
+  input.world_size = 8;
+  input.ppn = 4;
+  input.hosts = std::move(hosts);
+  input.hostfile = "/h";
+  input.cpu_bind = profile_cpu_bind(bind, 4);
+  return input;
+}
 }  // namespace
 
 TEST_CASE("aurora cpu binding is computed for the ranks per node", "[launchers]") {
@@ -47,16 +61,7 @@ TEST_CASE("a reserved core inside a block splits it into runs", "[launchers]") {
 }
 
 TEST_CASE("depth binding renders as --cpu-bind=depth --depth=N on PALS", "[launchers]") {
-  CpuBind bind;
-  bind.style = CpuBind::Style::depth;
-  bind.depth = 8;
-  LauncherInput input;
-  input.world_size = 8;
-  input.ppn = 4;
-  input.hosts = {"a", "b"};
-  input.hostfile = "/h";
-  input.cpu_bind = profile_cpu_bind(bind, 4);
-  CHECK(launcher_argv("pals", input) ==
+  CHECK(launcher_argv("pals", depth_bound({"a", "b"}, 8)) ==
         std::vector<std::string>{"mpiexec", "--envall", "--line-buffer", "--np=8", "--ppn=4",
                                  "--hostfile=/h", "--cpu-bind=depth", "--depth=8"});
 }
@@ -83,15 +88,8 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
 }
 
 TEST_CASE("aprun takes Cray node ids, PEs per node and the depth binding", "[launchers]") {
-  CpuBind bind;
-  bind.style = CpuBind::Style::depth;
-  bind.depth = 16;
-  LauncherInput input;
-  input.world_size = 8;
-  input.ppn = 4;
-  input.hosts = {"nid00012", "nid00013.hsn"};
-  input.hostfile = "/h";  // aprun takes no hostfile
-  input.cpu_bind = profile_cpu_bind(bind, 4);
+  // aprun takes no hostfile: /h is not passed.
+  LauncherInput input = depth_bound({"nid00012", "nid00013.hsn"}, 16);
   CHECK(launcher_argv("aprun", input) == std::vector<std::string>{"aprun", "-n", "8", "-N", "4",
                                                                   "-L", "12,13", "-cc", "depth",
                                                                   "-d", "16"});
