@@ -81,8 +81,8 @@ expect_error "misspelt profile key" 2 \
 expect_error "unknown scheduler" 2 '--scheduler: unknown scheduler "lsf"; expected pbs, slurm or local' -- \
   -- launch --scheduler lsf -- true
 expect_error "unknown launcher" 2 \
-  '--launcher: unknown launcher "aprun"; expected one of pals, hydra, openmpi, srun, torchrun' -- \
-  -- launch --launcher aprun -- true
+  '--launcher: unknown launcher "jsrun"; expected one of pals, hydra, openmpi, srun, torchrun, aprun' -- \
+  -- launch --launcher jsrun -- true
 expect_error "--env without =" 2 "--env FOO: expected NAME=VALUE" -- -- launch -x FOO -- true
 expect_error "unknown option before the command" 2 \
   "launch: unknown option --bogus; put the command after --" -- -- launch --bogus python3

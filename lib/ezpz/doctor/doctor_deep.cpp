@@ -11,6 +11,7 @@
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/text.hpp"
 #include "ezpz/doctor/doctor_checks.hpp"
+#include "ezpz/launchers/launchers.hpp"
 #include "ezpz/stage/yeet.hpp"
 
 namespace ezpz::doctor {
@@ -150,7 +151,9 @@ NodeVerdict judge_node(const DeepRun& run, const std::string& host, const NodeRe
 // A fault of the launch as a whole, which no node can be blamed for.
 std::optional<CheckResult> launch_fault(const DeepRun& run, const Picture& p,
                                         const std::vector<NodeVerdict>& nodes) {
-  std::string pmi = run.launcher == "srun" ? " (srun: --launcher-arg=--mpi=pmi2)" : "";
+  const LauncherRow* row = launcher_row(run.launcher);
+  std::string pmi =
+      row && !row->pmi_hint.empty() ? fmt::format(" ({}: {})", row->name, row->pmi_hint) : "";
   if (p.missing == p.launched) {
     return result(
         k_nodes, Status::error,

@@ -35,9 +35,9 @@ CheckResult judge_flavour(const Snapshot& s, const Derived& d) {
                               "version may not start jobs either",
                               path));
   }
-  const LauncherFlavour* flavour = find_flavour(run.out + run.err);
+  const std::optional<FoundFlavour> flavour = find_flavour(run.out + run.err);
   std::string_view expected = expected_flavour(d.launcher);
-  if (flavour == nullptr) {
+  if (!flavour) {
     return result(k_launcher, Status::warn,
                   fmt::format("{}: --version names no launcher ezpz knows: \"{}\"", path,
                               first_line(run.out + run.err)),
@@ -102,9 +102,9 @@ std::string describe_launcher(const Snapshot& s) {
   if (s.launcher_program.empty()) return "-";
   if (!s.launcher_path) return fmt::format("{} not on PATH", s.launcher_program);
   const std::string output = s.launcher_version.out + s.launcher_version.err;
-  const LauncherFlavour* flavour =
-      run_failure(s.launcher_version).empty() ? find_flavour(output) : nullptr;
-  if (flavour == nullptr) return *s.launcher_path;
+  const std::optional<FoundFlavour> flavour =
+      run_failure(s.launcher_version).empty() ? find_flavour(output) : std::nullopt;
+  if (!flavour) return *s.launcher_path;
   return fmt::format("{} {} ({})", flavour->name, find_version(output), *s.launcher_path);
 }
 
@@ -124,7 +124,7 @@ CheckResult check_launcher(const Snapshot& s, const Derived& d) {
                   fmt::format("{} is not on PATH ({})", s.launcher_program, launcher_origin(s, d)),
                   fmt::format("{}, or pass --launcher", launcher_install_hint(d.launcher)));
   }
-  if (d.launcher == "torchrun") return judge_torchrun(s, d);
+  if (launcher_row(d.launcher)->argv_form == ArgvForm::torchrun) return judge_torchrun(s, d);
   return judge_flavour(s, d);
 }
 

@@ -13,6 +13,7 @@
 #include "ezpz/core/text.hpp"
 #include "ezpz/doctor/doctor.hpp"
 #include "ezpz/doctor/doctor_checks.hpp"
+#include "ezpz/launchers/launchers.hpp"
 
 namespace ezpz::doctor {
 
@@ -182,19 +183,19 @@ std::optional<Finding> mpi4py_library(const Snapshot&, const Derived&, const Imp
                  "--no-binary mpi4py mpi4py"};
 }
 
-// Which launcher dialects start programs of each MPI family; first match wins
-// (Cray's "CRAY MPICH" is MPICH). srun and torchrun are not judged.
+// The MPI families mpi4py's library string names; first match wins (Cray's "CRAY MPICH" is
+// MPICH). Which launchers start each family's programs is their rows' mpi_families; a launcher
+// with none (srun, torchrun) is not judged.
 struct MpiFamily {
   std::string_view marker;
   std::string_view name;
-  std::vector<std::string> dialects;
+  std::string_view suggested;  // the launcher to pass instead
 };
 const std::array<MpiFamily, 3> k_mpi_families = {{
-    {"Open MPI", "Open MPI", {"openmpi"}},
-    {"MPICH", "MPICH", {"hydra", "pals"}},
-    {"Intel(R) MPI", "Intel MPI", {"hydra", "pals"}},
+    {"Open MPI", "Open MPI", "openmpi"},
+    {"MPICH", "MPICH", "hydra"},
+    {"Intel(R) MPI", "Intel MPI", "hydra"},
 }};
-const std::array<std::string_view, 3> k_mpi_dialects = {"openmpi", "hydra", "pals"};
 
 const MpiFamily* find_family(const std::string& library) {
   for (const MpiFamily& family : k_mpi_families) {
@@ -207,7 +208,8 @@ const MpiFamily* find_family(const std::string& library) {
 // world of its own (size 1), and nothing says so.
 std::optional<Finding> mpi4py_launcher(const Snapshot&, const Derived& d, const Imports& i) {
   const MpiFamily* family = find_family(i.mpi);
-  if (!family || !contains(k_mpi_dialects, d.launcher) || contains(family->dialects, d.launcher)) {
+  const LauncherRow* row = launcher_row(d.launcher);
+  if (!family || !row || row->mpi_families.empty() || contains(row->mpi_families, family->name)) {
     return std::nullopt;
   }
   return Finding{fmt::format("mpi4py uses {}, but the {} launcher does not start {} programs "
@@ -215,7 +217,7 @@ std::optional<Finding> mpi4py_launcher(const Snapshot&, const Derived& d, const 
                              family->name, d.launcher, family->name),
                  fmt::format("pass --launcher {}, or rebuild mpi4py against the launcher's MPI "
                              "(pip install --no-binary mpi4py mpi4py)",
-                             family->dialects.front())};
+                             family->suggested)};
 }
 
 // VIRTUAL_ENV or CONDA_PREFIX names one environment, PATH's python3 is another's.

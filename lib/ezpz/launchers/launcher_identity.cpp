@@ -12,8 +12,8 @@
 namespace ezpz {
 
 LauncherIdentity identify_launcher(std::string_view version_output) {
-  const LauncherFlavour* flavour = find_flavour(version_output);
-  if (flavour == nullptr) return {};
+  const std::optional<FoundFlavour> flavour = find_flavour(version_output);
+  if (!flavour) return {};
   return {std::string(flavour->name), find_version(version_output)};
 }
 
@@ -89,7 +89,7 @@ namespace {
 
 // The dialect an identity takes the flags of; empty when unknown.
 std::string_view dialect_of(const LauncherIdentity& identity) {
-  const LauncherFlavour* flavour = flavour_named(identity.flavour);
+  const std::optional<FoundFlavour> flavour = flavour_named(identity.flavour);
   return flavour ? flavour->dialect : "";
 }
 

@@ -1,42 +1,27 @@
 #include "ezpz/launchers/launchers.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <utility>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ezpz/core/allocation.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/hostlist.hpp"
 
 namespace ezpz {
+
+const LauncherRow* launcher_row(std::string_view name) {
+  for (const LauncherRow& row : k_launchers) {
+    bool alias = std::find(row.aliases.begin(), row.aliases.end(), name) != row.aliases.end();
+    if (row.name == name || alias) return &row;
+  }
+  return nullptr;
+}
+
 namespace {
-
-// How hosts are handed over: a hostfile path, or a Slurm hostlist expression.
-enum class HostsForm { hostfile, hostlist };
-
-struct Dialect {
-  std::string_view name{};
-  // The programs that may run it, in the order they are tried; the first is the default name.
-  std::vector<std::string_view> programs{};
-  // The implementations that take these flags; the first is the one messages ask for. None:
-  // the program's identity is not checked.
-  std::vector<LauncherFlavour> flavours{};
-  std::string_view install{};               // where the launcher comes from, when it is missing
-  std::vector<std::string_view> leading{};  // fixed flags right after the program
-  std::string_view np{};                    // flag for the total ranks
-  std::string_view ppn{};                   // flag for ranks per host
-  std::string_view nnodes{};                // flag for the host count, if the launcher has one
-  std::string_view hosts{};                 // flag naming the hosts
-  HostsForm hosts_form{};
-  std::string_view cpu_bind{};    // flag taking the binding value
-  std::string_view depth{};       // flag taking cores per rank (PALS --depth)
-  std::string_view export_var{};  // flag to export one variable (Open MPI's -x)
-  // Variables the launcher wants set to 1 before it runs as root (ezpz never sets them).
-  std::vector<std::string_view> root_variables{};
-};
 
 // A flag ending in '=' takes its value in the same word ("--np=8"); others
 // take it as the next word ("-n 8").
@@ -50,94 +35,37 @@ void add_flag(std::vector<std::string>& argv, std::string_view flag, const std::
   }
 }
 
-// Cray PALS (Aurora, Polaris): --envall passes ezpz's environment to every rank;
-// --line-buffer keeps ranks' lines whole.
-// MPICH Hydra passes the environment by default; Open MPI needs -x per variable;
-// srun exports the environment by default.
-// `--version` markers: a flavour matches when its output holds a marker, rows in order, so
-// Hydra (whose output mentions "slurm") comes before Slurm. Open MPI's mpirun names itself
-// "Open MPI", its other names (mpirun.openmpi, orterun) "OpenRTE". Unverified: no Cray PALS
-// was at hand; its mpiexec is assumed to name itself.
-const std::array<Dialect, 5> k_dialects = {{
-    {.name = "pals",
-     .programs = {"mpiexec"},
-     .flavours = {{"Cray PALS", {"PALS"}, "pals"}},
-     .install = "load the Cray PALS module (module load cray-pals)",
-     .leading = {"--envall", "--line-buffer"},
-     .np = "--np=",
-     .ppn = "--ppn=",
-     .hosts = "--hostfile=",
-     .hosts_form = HostsForm::hostfile,
-     .cpu_bind = "--cpu-bind=",
-     .depth = "--depth="},
-    {.name = "hydra",
-     .programs = {"mpiexec", "mpiexec.hydra", "mpiexec.mpich"},
-     .flavours = {{"MPICH Hydra", {"HYDRA build details"}, "hydra"},
-                  {"Intel MPI", {"Intel(R) MPI Library"}, "hydra"}},
-     .install = "install MPICH (apt-get install mpich) or load its module",
-     .np = "-n",
-     .ppn = "-ppn",
-     .hosts = "-f",
-     .hosts_form = HostsForm::hostfile,
-     .cpu_bind = "-bind-to"},
-    {.name = "openmpi",
-     .programs = {"mpirun", "mpirun.openmpi", "mpiexec.openmpi"},
-     .flavours = {{"Open MPI", {"Open MPI", "OpenRTE"}, "openmpi"}},
-     .install = "install Open MPI or load its module",
-     .np = "-n",
-     .ppn = "-N",
-     .hosts = "--hostfile",
-     .hosts_form = HostsForm::hostfile,
-     .cpu_bind = "--bind-to",
-     .export_var = "-x",
-     .root_variables = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"}},
-    // --kill-on-bad-exit: one failing rank ends the step instead of leaving the rest hung.
-    {.name = "srun",
-     .programs = {"srun"},
-     // "slurm 23.02.7"; Debian's "slurm-wlm 22.05.8"
-     .flavours = {{"Slurm", {"slurm"}, "srun"}},
-     .install = "run on a node of the Slurm cluster (srun comes with Slurm)",
-     .leading = {"-u", "--kill-on-bad-exit=1"},
-     .np = "-n",
-     .ppn = "--ntasks-per-node=",
-     .nnodes = "-N",
-     .hosts = "--nodelist=",
-     .hosts_form = HostsForm::hostlist,
-     .cpu_bind = "--cpu-bind="},
-    // Its command line is torchrun_argv's; on several hosts it reads Hydra's hostfile.
-    {.name = "torchrun",
-     .programs = {"torchrun"},
-     .install = "activate the Python environment that has torch",
-     .hosts_form = HostsForm::hostfile},
-}};
-
-// Names users type for a dialect.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 2> k_aliases = {{
-    {"mpich", "hydra"},
-    {"ompi", "openmpi"},
-}};
-
-const Dialect* find_dialect(std::string_view name) {
-  for (const auto& [alias, dialect] : k_aliases) {
-    if (alias == name) name = dialect;
+// Cray node ids as aprun -L takes them: nid00012 is node 12. A name of another form is passed
+// as it is, for aprun to refuse.
+std::string node_ids(const std::vector<std::string>& hosts) {
+  std::vector<std::string> ids;
+  for (const std::string& host : hosts) {
+    std::string_view name = short_host_name(host);
+    bool nid = name.starts_with("nid") && name.size() > 3 &&
+               name.find_first_not_of("0123456789", 3) == std::string_view::npos;
+    std::size_t digits = nid ? std::min(name.find_first_not_of('0', 3), name.size() - 1) : 0;
+    ids.emplace_back(nid ? name.substr(digits) : std::string_view(host));
   }
-  for (const Dialect& dialect : k_dialects) {
-    if (dialect.name == name) return &dialect;
-  }
-  return nullptr;
+  return fmt::format("{}", fmt::join(ids, ","));
 }
 
-std::vector<std::string> mpi_argv(const Dialect& d, const LauncherInput& in) {
+void add_hosts(std::vector<std::string>& argv, const LauncherRow& d, const LauncherInput& in) {
+  if (d.hosts_form == HostsForm::hostlist && !in.hosts.empty()) {
+    add_flag(argv, d.hosts, compress_hostlist(in.hosts));
+  } else if (d.hosts_form == HostsForm::node_ids && !in.hosts.empty()) {
+    add_flag(argv, d.hosts, node_ids(in.hosts));
+  } else if (d.hosts_form == HostsForm::hostfile && !in.hostfile.empty()) {
+    add_flag(argv, d.hosts, in.hostfile);
+  }
+}
+
+std::vector<std::string> mpi_argv(const LauncherRow& d, const LauncherInput& in) {
   std::vector<std::string> argv{std::string(d.programs.front())};
   argv.insert(argv.end(), d.leading.begin(), d.leading.end());
   add_flag(argv, d.nnodes, std::to_string(in.hosts.size()));
   add_flag(argv, d.np, std::to_string(in.world_size));
   add_flag(argv, d.ppn, std::to_string(in.ppn));
-  if (d.hosts_form == HostsForm::hostlist && !in.hosts.empty()) {
-    add_flag(argv, d.hosts, compress_hostlist(in.hosts));
-  } else if (d.hosts_form == HostsForm::hostfile && !in.hostfile.empty()) {
-    add_flag(argv, d.hosts, in.hostfile);
-  }
+  add_hosts(argv, d, in);
   if (!in.cpu_bind.value.empty()) add_flag(argv, d.cpu_bind, in.cpu_bind.value);
   if (in.cpu_bind.depth > 0) add_flag(argv, d.depth, std::to_string(in.cpu_bind.depth));
   if (!d.export_var.empty()) {
@@ -156,8 +84,8 @@ std::vector<std::string> mpi_argv(const Dialect& d, const LauncherInput& in) {
 // host, as with every other launcher. (c10d would number the nodes as they arrive, and
 // its store is hosted only where torchrun recognises the endpoint as its own name, which
 // a network-suffixed name or a simulated host is not: nobody hosts it and all wait.)
-std::vector<std::string> torchrun_argv(const LauncherInput& in) {
-  std::vector<std::string> torchrun{"torchrun"};
+std::vector<std::string> torchrun_argv(const LauncherRow& d, const LauncherInput& in) {
+  std::vector<std::string> torchrun{std::string(d.programs.front())};
   if (in.hosts.size() <= 1) {
     torchrun.insert(torchrun.end(), {"--standalone", "--nnodes=1"});
   } else {
@@ -180,7 +108,7 @@ std::vector<std::string> torchrun_argv(const LauncherInput& in) {
   per_host.ppn = 1;
   per_host.world_size = static_cast<int>(in.hosts.size());
   per_host.cpu_bind = {};
-  std::vector<std::string> argv = mpi_argv(*find_dialect("hydra"), per_host);
+  std::vector<std::string> argv = mpi_argv(*launcher_row(d.multi_host_dialect), per_host);
   // Each host's torchrun takes its node rank from Hydra's PMI_RANK (one rank per host, in
   // hostfile order). The shell only reads that variable: torchrun and the user's command
   // are its positional parameters, passed on as "$@", never parsed.
@@ -193,48 +121,49 @@ std::vector<std::string> torchrun_argv(const LauncherInput& in) {
 
 std::string known_launchers() {
   std::vector<std::string_view> names;
-  for (const Dialect& dialect : k_dialects) names.push_back(dialect.name);
+  for (const LauncherRow& row : k_launchers) names.push_back(row.name);
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
 bool is_known_launcher(std::string_view name) {
-  return find_dialect(name) != nullptr;
+  return launcher_row(name) != nullptr;
 }
 
 std::string canonical_launcher(std::string_view name) {
-  const Dialect* row = find_dialect(name);
+  const LauncherRow* row = launcher_row(name);
   return std::string(row ? row->name : name);
 }
 
 std::vector<std::string_view> launcher_programs(std::string_view dialect) {
-  const Dialect* row = find_dialect(dialect);
-  return row ? row->programs : std::vector<std::string_view>{};
+  const LauncherRow* row = launcher_row(dialect);
+  return row ? std::vector<std::string_view>(row->programs.begin(), row->programs.end())
+             : std::vector<std::string_view>{};
 }
 
 std::string_view expected_flavour(std::string_view dialect) {
-  const Dialect* row = find_dialect(dialect);
+  const LauncherRow* row = launcher_row(dialect);
   return row && !row->flavours.empty() ? row->flavours.front().name : "";
 }
 
 std::string_view launcher_install_hint(std::string_view dialect) {
-  const Dialect* row = find_dialect(dialect);
+  const LauncherRow* row = launcher_row(dialect);
   return row ? row->install : "";
 }
 
 namespace {
 
-const LauncherFlavour* first_flavour(auto&& fits) {
-  for (const Dialect& dialect : k_dialects) {
-    for (const LauncherFlavour& flavour : dialect.flavours) {
-      if (fits(flavour)) return &flavour;
+std::optional<FoundFlavour> first_flavour(auto&& fits) {
+  for (const LauncherRow& row : k_launchers) {
+    for (const LauncherFlavour& flavour : row.flavours) {
+      if (fits(flavour)) return FoundFlavour{flavour.name, row.name};
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 }  // namespace
 
-const LauncherFlavour* find_flavour(std::string_view version_output) {
+std::optional<FoundFlavour> find_flavour(std::string_view version_output) {
   return first_flavour([&](const LauncherFlavour& flavour) {
     return std::any_of(flavour.markers.begin(), flavour.markers.end(), [&](std::string_view m) {
       return version_output.find(m) != std::string_view::npos;
@@ -242,7 +171,7 @@ const LauncherFlavour* find_flavour(std::string_view version_output) {
   });
 }
 
-const LauncherFlavour* flavour_named(std::string_view name) {
+std::optional<FoundFlavour> flavour_named(std::string_view name) {
   return first_flavour([&](const LauncherFlavour& flavour) { return flavour.name == name; });
 }
 
@@ -261,12 +190,13 @@ std::string find_version(std::string_view text) {
 }
 
 std::string_view program_dialect(std::string_view dialect, std::size_t nhosts) {
-  if (dialect == "torchrun" && nhosts > 1) return "hydra";
+  const LauncherRow* row = launcher_row(dialect);
+  if (row && !row->multi_host_dialect.empty() && nhosts > 1) return row->multi_host_dialect;
   return dialect;
 }
 
 std::string missing_root_assignments(std::string_view dialect, const Env& env) {
-  const Dialect* row = find_dialect(dialect);
+  const LauncherRow* row = launcher_row(dialect);
   if (!row) return "";
   std::vector<std::string> all;
   bool missing = false;
@@ -279,26 +209,28 @@ std::string missing_root_assignments(std::string_view dialect, const Env& env) {
 }
 
 std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input) {
-  if (dialect == "torchrun") return torchrun_argv(input);
-  const Dialect* row = find_dialect(dialect);
+  const LauncherRow* row = launcher_row(dialect);
   if (!row) {
     throw Error(
         fmt::format("unknown launcher \"{}\"; expected one of {}", dialect, known_launchers()));
   }
+  if (row->argv_form == ArgvForm::torchrun) return torchrun_argv(*row, input);
   return mpi_argv(*row, input);
 }
 
 bool launcher_sets_rank_env(std::string_view dialect) {
-  return dialect == "torchrun";
+  const LauncherRow* row = launcher_row(dialect);
+  return row && row->sets_rank_env;
 }
 
 bool launcher_fills_in_order(std::string_view dialect) {
-  return dialect != "torchrun";
+  const LauncherRow* row = launcher_row(dialect);
+  return !row || row->fills_in_order;
 }
 
 bool launcher_takes_hostfile(std::string_view dialect) {
   // torchrun on several hosts is started through Hydra, which reads a hostfile.
-  const Dialect* row = find_dialect(dialect);
+  const LauncherRow* row = launcher_row(dialect);
   return row == nullptr || row->hosts_form == HostsForm::hostfile;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 // Launcher dialects: how each launcher spells ranks, ranks per host, hosts,
-// environment and CPU binding. Differences are rows in launchers.cpp.
+// environment and CPU binding. Differences are rows of launcher_table.hpp.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ezpz/core/env.hpp"
+#include "ezpz/launchers/launcher_table.hpp"
 #include "ezpz/profile/machine_profile.hpp"
 
 namespace ezpz {
@@ -33,14 +35,16 @@ struct LauncherInput {
   Env environment;
 };
 
-// An implementation of a launcher, as its `--version` output names it.
-struct LauncherFlavour {
-  std::string_view name;                  // "Open MPI"
-  std::vector<std::string_view> markers;  // any of these in `--version` output names it
-  std::string_view dialect;               // the dialect whose flags it takes
+// An implementation ezpz knows ("Open MPI") and the dialect whose flags it takes ("openmpi").
+struct FoundFlavour {
+  std::string_view name;
+  std::string_view dialect;
 };
 
-// The names of all dialects, for messages: "pals, hydra, openmpi, srun, torchrun".
+// The row of a dialect, by its name or one users type for it; nullptr for an unknown name.
+const LauncherRow* launcher_row(std::string_view name);
+
+// The names of all dialects, for messages: "pals, hydra, openmpi, srun, torchrun, aprun".
 std::string known_launchers();
 // A dialect's name or one users type for it ("mpich", "ompi").
 bool is_known_launcher(std::string_view name);
@@ -60,11 +64,11 @@ std::string_view expected_flavour(std::string_view dialect);
 // Where a dialect's launcher comes from, when it is missing.
 std::string_view launcher_install_hint(std::string_view dialect);
 
-// The implementation whose `--version` output this is; nullptr when ezpz knows none.
-const LauncherFlavour* find_flavour(std::string_view version_output);
+// The implementation whose `--version` output this is; nullopt when ezpz knows none.
+std::optional<FoundFlavour> find_flavour(std::string_view version_output);
 
-// The implementation of this name ("Intel MPI"); nullptr when ezpz knows none.
-const LauncherFlavour* flavour_named(std::string_view name);
+// The implementation of this name ("Intel MPI"); nullopt when ezpz knows none.
+std::optional<FoundFlavour> flavour_named(std::string_view name);
 
 // The first dotted number in `text` ("4.0.2", "22.05.8"), or "".
 std::string find_version(std::string_view text);

@@ -7,60 +7,65 @@
 #include <charconv>
 #include <csignal>
 #include <cstring>
+#include <span>
+
+#include "ezpz/launchers/launcher_table.hpp"
 
 namespace ezpz {
 namespace {
 
-struct ContractSources {
-  const char* rank;
-  const char* local_rank;
-  const char* world_size;
-  const char* local_world_size;
-};
-
-struct LauncherSources {
+// The launchers' own rows, then sources no launcher of ezpz's sets but an unknown one may:
+// PMIx (prterun, srun --mpi=pmix).
+struct Source {
   std::string_view launcher;
-  ContractSources vars;
-  // A per-host list of ranks and this host's index in it: exact when hosts hold
-  // different numbers of ranks (srun -n 3 on 2 nodes: "2,1"), where the plain count is not.
-  const char* local_size_list = nullptr;
-  const char* node = nullptr;
+  const RankVariables* vars;
 };
+constexpr RankVariables k_pmix = {.rank = "PMIX_RANK",
+                                  .local_rank = "PMIX_LOCAL_RANK",
+                                  .size = "PMIX_SIZE",
+                                  .local_size = "PMIX_LOCAL_SIZE"};
 
-// What each launcher sets per rank. MPICH Hydra: PMI_RANK/PMI_SIZE and
-// MPI_LOCALRANKID/MPI_LOCALNRANKS; Cray PALS: PALS_RANKID/PALS_LOCAL_RANKID
-// (and PMI_SIZE); Open MPI: OMPI_COMM_WORLD_*; srun: SLURM_PROCID/SLURM_LOCALID.
-constexpr std::array<LauncherSources, 5> k_sources = {{
-    {"hydra", {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS"}},
-    {"pals", {"PALS_RANKID", "PALS_LOCAL_RANKID", "PMI_SIZE", "PALS_LOCAL_SIZE"}},
-    {"openmpi",
-     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
-      "OMPI_COMM_WORLD_LOCAL_SIZE"}},
-    {"srun",
-     {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE"},
-     "SLURM_STEP_TASKS_PER_NODE",
-     "SLURM_NODEID"},
-    {"pmix", {"PMIX_RANK", "PMIX_LOCAL_RANK", "PMIX_SIZE", "PMIX_LOCAL_SIZE"}},
-}};
+// Rows with variables, in the order an unknown launcher's are looked for: Hydra's first (MPICH
+// and Cray PMI alike set PMI_RANK), then the table's, then PMIx's.
+constexpr auto k_sources = [] {
+  std::array<Source, k_launchers.size() + 1> sources{};
+  std::size_t n = 0;
+  for (std::string_view first : {std::string_view("hydra"), std::string_view()}) {
+    for (const LauncherRow& row : k_launchers) {
+      bool wanted = first.empty() ? row.name != "hydra" : row.name == first;
+      if (wanted && row.rank_variables.rank != nullptr)
+        sources[n++] = {row.name, &row.rank_variables};
+    }
+  }
+  sources[n++] = {"pmix", &k_pmix};
+  return std::pair{sources, n};
+}();
+
+std::span<const Source> sources() {
+  return {k_sources.first.data(), k_sources.second};
+}
+
+const char* value_of(EnvLookup lookup, const char* name) {
+  const char* value = name ? lookup(name) : nullptr;
+  return value && *value ? value : nullptr;
+}
 
 const char* first_set(EnvLookup lookup, std::string_view launcher,
-                      const char* ContractSources::*field) {
-  for (const LauncherSources& row : k_sources) {
-    if (row.launcher != launcher) continue;
+                      const char* RankVariables::*field) {
+  for (const Source& source : sources()) {
     // A known launcher that does not set this one leaves ezpz's exported value.
-    const char* value = lookup(row.vars.*field);
-    return value && *value ? value : nullptr;
+    if (source.launcher == launcher) return value_of(lookup, source.vars->*field);
   }
   // Unknown launcher: take the first source present.
-  for (const LauncherSources& row : k_sources) {
-    if (const char* value = lookup(row.vars.*field); value && *value) return value;
+  for (const Source& source : sources()) {
+    if (const char* value = value_of(lookup, source.vars->*field)) return value;
   }
   return nullptr;
 }
 
 bool known(std::string_view launcher) {
-  return std::any_of(k_sources.begin(), k_sources.end(),
-                     [&](const LauncherSources& row) { return row.launcher == launcher; });
+  return std::any_of(sources().begin(), sources().end(),
+                     [&](const Source& source) { return source.launcher == launcher; });
 }
 
 std::optional<int> number(const char* text) {
@@ -74,10 +79,12 @@ std::optional<int> number(const char* text) {
 
 // This host's count from the launcher's per-host list, when it sets one.
 std::optional<int> listed_local_size(EnvLookup lookup, std::string_view launcher) {
-  for (const LauncherSources& row : k_sources) {
-    if (row.local_size_list == nullptr || (known(launcher) && row.launcher != launcher)) continue;
+  for (const Source& source : sources()) {
+    const RankVariables& row = *source.vars;
+    if (row.local_size_list == nullptr || (known(launcher) && source.launcher != launcher))
+      continue;
     const char* list = lookup(row.local_size_list);
-    const std::optional<int> node = number(lookup(row.node));
+    const std::optional<int> node = number(row.node ? lookup(row.node) : nullptr);
     if (list != nullptr && node) return tasks_on_node(list, *node);
   }
   return std::nullopt;
@@ -112,13 +119,13 @@ std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view l
                                                               EnvLookup lookup) {
   struct Target {
     const char* name;
-    const char* ContractSources::*field;
+    const char* RankVariables::*field;
   };
   constexpr std::array<Target, 4> k_targets = {{
-      {"RANK", &ContractSources::rank},
-      {"LOCAL_RANK", &ContractSources::local_rank},
-      {"WORLD_SIZE", &ContractSources::world_size},
-      {"LOCAL_WORLD_SIZE", &ContractSources::local_world_size},
+      {"RANK", &RankVariables::rank},
+      {"LOCAL_RANK", &RankVariables::local_rank},
+      {"WORLD_SIZE", &RankVariables::size},
+      {"LOCAL_WORLD_SIZE", &RankVariables::local_size},
   }};
   std::vector<std::pair<std::string, std::string>> assignments;
   for (const Target& target : k_targets) {
@@ -134,15 +141,9 @@ std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view l
 }
 
 std::string rank_host(std::string_view launcher, EnvLookup lookup, std::string_view fallback) {
-  // Hydra names each proxy's host as its host list does (per proxy, so never stale);
-  // slurmstepd sets the node's Slurm name for each task.
-  constexpr std::array<std::pair<std::string_view, const char*>, 2> k_host_variables = {{
-      {"hydra", "MPIR_CVAR_CH3_INTERFACE_HOSTNAME"},
-      {"srun", "SLURMD_NODENAME"},
-  }};
-  for (const auto& [name, variable] : k_host_variables) {
-    const char* value = name == launcher ? lookup(variable) : nullptr;
-    if (value != nullptr && *value != '\0') return value;
+  for (const Source& source : sources()) {
+    if (source.launcher != launcher) continue;
+    if (const char* value = value_of(lookup, source.vars->host)) return value;
   }
   return std::string(fallback);
 }

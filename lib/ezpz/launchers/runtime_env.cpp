@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/launchers/launcher_table.hpp"
 #include "ezpz/launchers/rank_env.hpp"
 
 namespace ezpz::runtime {
@@ -26,18 +27,46 @@ struct Family {
   std::string_view node;
 };
 
+std::string_view name_or_empty(const char* name) {
+  return name ? name : "";
+}
+
+// A launcher row's variables, labelled by the implementation it asks for ("Cray PALS").
+Family family_of(const LauncherRow& row) {
+  const RankVariables& v = row.rank_variables;
+  return {row.flavours.empty() ? row.name : row.flavours.front().name,
+          name_or_empty(v.rank),
+          name_or_empty(v.size),
+          name_or_empty(v.local_rank),
+          name_or_empty(v.local_size),
+          name_or_empty(v.local_size_list),
+          name_or_empty(v.node)};
+}
+
 // Order matters: torch's own contract first; PALS before Hydra because Cray
-// PMI also sets PMI_RANK; Open MPI last because mpirun is the rarest here.
-constexpr std::array<Family, 5> k_families = {{
-    {"torch env://", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "", ""},
-    {"Cray PALS", "PALS_RANKID", "PMI_SIZE", "PALS_LOCAL_RANKID", "PALS_LOCAL_SIZE", "",
-     "PALS_NODEID"},
-    {"MPICH Hydra", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "", ""},
-    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
-     "SLURM_STEP_TASKS_PER_NODE", "SLURM_NODEID"},
-    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-     "OMPI_COMM_WORLD_LOCAL_SIZE", "", ""},
-}};
+// PMI also sets PMI_RANK; Slurm before Open MPI because mpirun is the rarest
+// here; then the other launchers that name both the rank and the size.
+std::vector<Family> make_families() {
+  std::vector<Family> families = {
+      {"torch env://", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "", ""}};
+  constexpr std::array<std::string_view, 3> k_first = {"pals", "hydra", "srun"};
+  for (std::string_view name : k_first) {
+    for (const LauncherRow& row : k_launchers) {
+      if (row.name == name) families.push_back(family_of(row));
+    }
+  }
+  for (const LauncherRow& row : k_launchers) {
+    const RankVariables& v = row.rank_variables;
+    bool first = std::find(k_first.begin(), k_first.end(), row.name) != k_first.end();
+    if (!first && v.rank && v.size) families.push_back(family_of(row));
+  }
+  return families;
+}
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> all = make_families();
+  return all;
+}
 
 // Problems are collected so one run reports all of them.
 class Problems {
@@ -86,7 +115,7 @@ LocalSize local_size_of(const Env& env, const Family& family, std::optional<int>
 }
 
 const Family* first_present_family(const Env& env) {
-  for (const Family& family : k_families) {
+  for (const Family& family : families()) {
     if (get_nonempty(env, family.rank)) return &family;
   }
   return nullptr;

@@ -50,7 +50,7 @@ struct MachineProfile {
   std::string description;  // one line
   MachineMatch match;
   std::optional<SchedulerKind> scheduler;  // the scheduler this machine runs
-  std::string launcher;                    // a dialect name: pals, hydra, openmpi, srun, torchrun
+  std::string launcher;                    // a dialect name: a row of launcher_table.hpp
   // The launcher's program, a name on PATH or a path (mpirun.openmpi); empty: the first of the
   // dialect's names that is its implementation. Used only when `launcher` is.
   std::string launcher_program;

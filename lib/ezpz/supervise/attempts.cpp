@@ -15,6 +15,7 @@
 
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/launchers/launcher_table.hpp"
 
 namespace ezpz {
 namespace {
@@ -29,58 +30,29 @@ constexpr std::array<std::pair<Ending, std::string_view>, 7> k_ending_names = {{
     {Ending::interrupted, "interrupted"},
 }};
 
-// How each launcher reports a rank that failed: capture groups by index, 0 where absent. Hydra
-// puts its words on the line after the one naming the process (`what_regex`, group 1).
-struct LauncherReport {
-  std::string_view regex;
-  int host, ranks, pid, what;
-  bool (*died_of_signal)(std::string_view what);
-  std::string_view what_regex = {};
-  std::string_view what_prefix = {};  // put before what_regex's number: Open MPI's bare code
-  bool own_words = false;             // ezpz-rankenv's line, not the launcher's
-};
+// ezpz-rankenv's own report (rank_env.hpp's exit_report), for every launcher:
+// rank 1 (pid 7304) on n02: exited with code 1
+constexpr FailureReport k_rankenv_report = {
+    R"(^ezpz-rankenv: rank (\d+) \(pid (\d+)\) on (\S+): ((?:exited with code|killed by signal) .*)$)",
+    3,
+    1,
+    2,
+    4,
+    {SignalTest::if_words_hold, "signal"}};
 
-bool srun_signal(std::string_view what) {
-  return !what.starts_with("Exited with exit code");
-}
-// Hydra prints its block only for a rank that ended abnormally: MPICH 4.0 as
-// "EXIT CODE: 9" (the signal's number), later versions as "KILLED BY SIGNAL: 9 (Killed)".
-bool always(std::string_view) {
-  return true;
-}
-bool never(std::string_view) {
+bool died_of_signal(const SignalTest& test, std::string_view what) {
+  switch (test.kind) {
+    case SignalTest::always:
+      return true;
+    case SignalTest::never:
+      return false;
+    case SignalTest::if_words_hold:
+      return what.find(test.words) != std::string_view::npos;
+    case SignalTest::unless_words_start:
+      return !what.starts_with(test.words);
+  }
   return false;
 }
-bool signal_word(std::string_view what) {
-  return what.find("signal") != std::string_view::npos;
-}
-
-const std::array<LauncherReport, 6> k_launcher_reports = {{
-    // ezpz-rankenv (rank_env.hpp's exit_report): rank 1 (pid 7304) on n02: exited with code 1
-    {R"(^ezpz-rankenv: rank (\d+) \(pid (\d+)\) on (\S+): ((?:exited with code|killed by signal) .*)$)",
-     3,
-     1,
-     2,
-     4,
-     signal_word,
-     {},
-     {},
-     true},
-    // srun: error: n02: task 1: Killed / tasks 0-3: Exited with exit code 3
-    {R"(^srun: error: (\S+): tasks? ([0-9,-]+): (.+)$)", 1, 2, 0, 3, srun_signal},
-    // Hydra: =   [RANK 1 ]PID 7304 RUNNING AT n02 / =   EXIT CODE: 9
-    {R"(^=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)\s*$)", 3, 1, 2, 0, always,
-     R"(^=\s+((?:EXIT CODE|KILLED BY SIGNAL): .*?)\s*$)"},
-    // Open MPI: mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9
-    // (Killed).
-    {R"(process rank (\d+) with PID (\d+) on node (\S+) (exited on signal [^.]*))", 3, 1, 2, 4,
-     always},
-    // Open MPI, an exit code: "  Process name: [[10246,1],1]" / "  Exit code:    4" (no host)
-    {R"(^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$)", 0, 1, 0, 0, never,
-     R"(^\s*Exit code:\s*(\d+)\s*$)", "exited with code "},
-    // Cray PALS: x1000c0s0b0n0: rank 3 died from signal 9 / rank 3 exited with code 1
-    {R"(^(\S+): rank (\d+) (died from signal \d+|exited with code \d+))", 1, 2, 0, 3, signal_word},
-}};
 
 // Regular expressions see one line at a time, and at most this much of it: libstdc++'s matcher
 // recurses per character, and a rank may print a megabyte without a newline.
@@ -105,17 +77,23 @@ std::string group(const std::cmatch& match, int index) {
 }
 
 struct CompiledReport {
-  const LauncherReport* report;
+  const FailureReport* report;
+  bool own_words;  // ezpz-rankenv's line, not the launcher's
   std::regex regex;
   std::regex what_regex;
 };
 
+CompiledReport compile(const FailureReport& r, bool own_words) {
+  return {&r, own_words, std::regex(r.regex.begin(), r.regex.end()),
+          std::regex(r.what_regex.begin(), r.what_regex.end())};
+}
+
+// ezpz-rankenv's report first, then each launcher's, in the table's order.
 const std::vector<CompiledReport>& compiled_reports() {
   static const std::vector<CompiledReport> compiled = [] {
-    std::vector<CompiledReport> all;
-    for (const LauncherReport& r : k_launcher_reports) {
-      all.push_back({&r, std::regex(r.regex.begin(), r.regex.end()),
-                     std::regex(r.what_regex.begin(), r.what_regex.end())});
+    std::vector<CompiledReport> all{compile(k_rankenv_report, true)};
+    for (const LauncherRow& row : k_launchers) {
+      for (const FailureReport& r : row.failure_reports) all.push_back(compile(r, false));
     }
     return all;
   }();
@@ -127,14 +105,14 @@ std::optional<FailedRank> report_in(std::string_view line, std::string_view next
   std::cmatch m;
   for (const CompiledReport& c : compiled_reports()) {
     if (!search(line, c.regex, m)) continue;
-    const LauncherReport& r = *c.report;
+    const FailureReport& r = *c.report;
     std::string what = group(m, r.what);
     std::cmatch w;
     if (!r.what_regex.empty() && search(next, c.what_regex, w)) {
       what = std::string(r.what_prefix) + w[1].str();
     }
-    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false, r.own_words};
-    rank.died_of_signal = r.died_of_signal(rank.what);
+    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false, c.own_words};
+    rank.died_of_signal = died_of_signal(r.died_of_signal, rank.what);
     return rank;
   }
   return std::nullopt;

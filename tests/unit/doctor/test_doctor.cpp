@@ -351,13 +351,22 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
       {"unknown --launcher",
        [](Snapshot& s) { s.launcher_flag = "mpirun"; },
        {"launcher", Status::error,
-        "unknown launcher \"mpirun\"; expected one of pals, hydra, openmpi, srun, torchrun",
+        "unknown launcher \"mpirun\"; expected one of pals, hydra, openmpi, srun, torchrun, aprun",
         "pass --launcher with one of those names"}},
       {"not on PATH",
        [](Snapshot& s) { s.launcher_path.reset(); },
        {"launcher", Status::error,
         "mpiexec is not on PATH (the hydra launcher of profile generic-pbs)",
         "install MPICH (apt-get install mpich) or load its module, or pass --launcher"}},
+      {"aprun not on PATH: ALPS is a Cray system's",
+       [](Snapshot& s) {
+         s.launcher_flag = "aprun";
+         s.launcher_program = "aprun";
+         s.launcher_path.reset();
+       },
+       {"launcher", Status::error, "aprun is not on PATH (the aprun launcher (--launcher))",
+        "run on a login or MOM node of the Cray ALPS system (aprun comes with ALPS), or pass "
+        "--launcher"}},
       {"--version fails",
        [](Snapshot& s) {
          s.launcher_version = exited("/usr/bin/mpiexec", 1, "", "\nmpiexec: fatal: no config\n");

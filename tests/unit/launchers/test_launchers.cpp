@@ -17,6 +17,20 @@ CpuBind aurora_bind() {
   bind.reserved_cores = {0, 52};
   return bind;
 }
+
+// 8 ranks, 4 per host, on two hosts listed in /h, bound `depth` cores each.
+LauncherInput depth_bound(std::vector<std::string> hosts, int depth) {
+  CpuBind bind;
+  bind.style = CpuBind::Style::depth;
+  bind.depth = depth;
+  LauncherInput input;
+  input.world_size = 8;
+  input.ppn = 4;
+  input.hosts = std::move(hosts);
+  input.hostfile = "/h";
+  input.cpu_bind = profile_cpu_bind(bind, 4);
+  return input;
+}
 }  // namespace
 
 TEST_CASE("aurora cpu binding is computed for the ranks per node", "[launchers]") {
@@ -47,16 +61,7 @@ TEST_CASE("a reserved core inside a block splits it into runs", "[launchers]") {
 }
 
 TEST_CASE("depth binding renders as --cpu-bind=depth --depth=N on PALS", "[launchers]") {
-  CpuBind bind;
-  bind.style = CpuBind::Style::depth;
-  bind.depth = 8;
-  LauncherInput input;
-  input.world_size = 8;
-  input.ppn = 4;
-  input.hosts = {"a", "b"};
-  input.hostfile = "/h";
-  input.cpu_bind = profile_cpu_bind(bind, 4);
-  CHECK(launcher_argv("pals", input) ==
+  CHECK(launcher_argv("pals", depth_bound({"a", "b"}, 8)) ==
         std::vector<std::string>{"mpiexec", "--envall", "--line-buffer", "--np=8", "--ppn=4",
                                  "--hostfile=/h", "--cpu-bind=depth", "--depth=8"});
 }
@@ -79,7 +84,20 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
                                  "--ntasks-per-node=2", "--nodelist=n[01-02]"});
   CHECK_THROWS_WITH(
       launcher_argv("lsf", input),
-      "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, torchrun");
+      "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, torchrun, aprun");
+}
+
+TEST_CASE("aprun takes Cray node ids, PEs per node and the depth binding", "[launchers]") {
+  // aprun takes no hostfile: /h is not passed.
+  LauncherInput input = depth_bound({"nid00012", "nid00013.hsn"}, 16);
+  CHECK(launcher_argv("aprun", input) == std::vector<std::string>{"aprun", "-n", "8", "-N", "4",
+                                                                  "-L", "12,13", "-cc", "depth",
+                                                                  "-d", "16"});
+  // Node 0, and a host not named by its node id (aprun refuses it, naming it).
+  input.hosts = {"nid00000", "login1"};
+  input.cpu_bind = {};
+  CHECK(launcher_argv("aprun", input) ==
+        std::vector<std::string>{"aprun", "-n", "8", "-N", "4", "-L", "0,login1"});
 }
 
 TEST_CASE("shell quoting reads back unchanged, hostile strings included", "[render]") {
@@ -208,7 +226,7 @@ TEST_CASE("launchers answer to the names users type", "[launchers]") {
   CHECK(launcher_argv("ompi", LauncherInput{}) == launcher_argv("openmpi", LauncherInput{}));
   CHECK(launcher_argv("mpich", LauncherInput{}) == launcher_argv("hydra", LauncherInput{}));
   // Messages list each dialect once, by its own name.
-  CHECK(known_launchers() == "pals, hydra, openmpi, srun, torchrun");
+  CHECK(known_launchers() == "pals, hydra, openmpi, srun, torchrun, aprun");
 }
 
 TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]") {
@@ -220,7 +238,7 @@ TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]")
   CHECK(launcher_programs("srun") == Names{"srun"});
   CHECK(launcher_programs("torchrun") == Names{"torchrun"});
   CHECK(launcher_programs("lsf").empty());
-  for (std::string_view dialect : {"pals", "hydra", "openmpi", "srun", "torchrun"}) {
+  for (std::string_view dialect : {"pals", "hydra", "openmpi", "srun", "torchrun", "aprun"}) {
     INFO(dialect);
     CHECK(launcher_argv(dialect, LauncherInput{}).front() == launcher_programs(dialect).front());
   }

@@ -155,19 +155,24 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
        "machines/x.yaml:2: gpus_per_node: expected an integer, got nothing"},
       // Choices.
       {"launcher: mpirun\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "got "
        "\"mpirun\""},
       {"launcher: PALS\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "got "
        "\"PALS\""},
       {"launcher:\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "got "
        "nothing"},
       {"launcher: Mpich\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "got "
        "\"Mpich\""},
       {"launcher: [ompi]\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, got "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "got "
        "a list"},
       {L + "launcher_program: \"\"\n",
        "machines/x.yaml:2: launcher_program: expected a program name or path, got an empty string"},

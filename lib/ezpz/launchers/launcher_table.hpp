@@ -1,0 +1,273 @@
+#pragma once
+// Everything ezpz knows about each launcher, one row per launcher: its programs and flags, how it
+// takes hosts, the variables it sets for each rank, how it reports a failed rank, what its
+// `--version` says and where it comes from. Adding a launcher is adding a row (and its golden
+// plans, tests/golden/launch/); tests/unit/launchers/test_launcher_table.cpp checks each row is
+// whole. Plain constexpr data and the standard library only: ezpz-rankenv, started once per
+// rank, reads the per-rank variables from these same rows (launchers.cpp builds the command
+// line, rank_env.cpp and runtime_env.cpp read the variables, supervise/attempts.cpp the reports,
+// doctor/ the identity).
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <string_view>
+
+namespace ezpz {
+
+// A short list that can be constexpr data (a std::vector cannot): at most Capacity items.
+template <typename T, std::size_t Capacity>
+class List {
+ public:
+  constexpr List() = default;
+  constexpr List(std::initializer_list<T> items) : size_(items.size()) {
+    if (items.size() > Capacity) throw "List: more items than its capacity";  // a compile error
+    std::size_t i = 0;
+    for (const T& item : items) items_[i++] = item;
+  }
+  constexpr const T* begin() const { return items_.data(); }
+  constexpr const T* end() const { return items_.data() + size_; }
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr const T& front() const { return items_[0]; }
+
+ private:
+  std::array<T, Capacity> items_{};
+  std::size_t size_ = 0;
+};
+
+// How hosts are handed over: a hostfile path, a Slurm hostlist expression ("n[01-02]"), or
+// Cray node ids joined by commas ("12,13" for nid00012 and nid00013).
+enum class HostsForm { hostfile, hostlist, node_ids };
+
+// How the command line is built: from the row's flags, or torchrun's own (launchers.cpp).
+enum class ArgvForm { flags, torchrun };
+
+// An implementation of a launcher, as its `--version` output names it: a flavour matches when
+// the output holds any of its markers, rows (and flavours) in order.
+struct LauncherFlavour {
+  std::string_view name;                // "Open MPI"
+  List<std::string_view, 2> markers{};  // "Open MPI", "OpenRTE"
+};
+
+// The variables a launcher sets for each rank; nullptr where it sets none. C strings: ezpz-rankenv
+// hands them to getenv.
+struct RankVariables {
+  const char* rank = nullptr;
+  const char* local_rank = nullptr;
+  const char* size = nullptr;
+  const char* local_size = nullptr;
+  // A per-host list of ranks and this host's index in it: exact when hosts hold different
+  // numbers of ranks (srun -n 3 on 2 nodes: "2,1"), where the plain count is not.
+  const char* local_size_list = nullptr;
+  const char* node = nullptr;  // this host's index, from 0
+  const char* host = nullptr;  // this host's name as the launcher's host list spells it
+};
+
+// When the words of a failure report (`what`) mean the rank died of a signal.
+struct SignalTest {
+  enum Kind {
+    always,              // the launcher reports only ranks that ended abnormally
+    never,               // the report is of an exit code
+    if_words_hold,       // `words` appear in `what`
+    unless_words_start,  // `what` does not start with `words`
+  } kind = always;
+  std::string_view words = {};
+};
+
+// How a launcher's output reports a rank that failed: capture groups of `regex` by index, 0 where
+// absent. Some put their words on the line after the one naming the process (`what_regex`,
+// group 1). Matched one line at a time (supervise/attempts.cpp).
+struct FailureReport {
+  std::string_view regex;
+  int host = 0, ranks = 0, pid = 0, what = 0;
+  SignalTest died_of_signal = {};
+  std::string_view what_regex = {};
+  std::string_view what_prefix = {};  // put before what_regex's number: Open MPI's bare code
+};
+
+struct LauncherRow {
+  std::string_view name{};              // the dialect's name, as profiles and --launcher say it
+  List<std::string_view, 2> aliases{};  // other names users type for it ("mpich")
+  // The programs that may run it, in the order they are tried; the first is the default name.
+  List<std::string_view, 3> programs{};
+  // The implementations that take these flags; the first is the one messages ask for. None:
+  // the program's identity is not checked.
+  List<LauncherFlavour, 2> flavours{};
+  std::string_view install{};  // where the launcher comes from, when it is missing
+  ArgvForm argv_form = ArgvForm::flags;
+  List<std::string_view, 2> leading{};  // fixed flags right after the program
+  // A flag ending in '=' takes its value in the same word ("--np=8"); others the next word.
+  std::string_view np{};      // flag for the total ranks
+  std::string_view ppn{};     // flag for ranks per host
+  std::string_view nnodes{};  // flag for the host count, if the launcher has one
+  std::string_view hosts{};   // flag naming the hosts
+  HostsForm hosts_form = HostsForm::hostfile;
+  std::string_view cpu_bind{};    // flag taking the binding value
+  std::string_view depth{};       // flag taking cores per rank (PALS --depth)
+  std::string_view export_var{};  // flag to export one variable (Open MPI's -x)
+  // Variables the launcher wants set to 1 before it runs as root (ezpz never sets them).
+  List<std::string_view, 2> root_variables{};
+  // Whether it sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
+  bool sets_rank_env = false;
+  // Whether it can put fewer ranks on the last host (-n 3 at 2 per host): all but torchrun,
+  // whose --nproc_per_node is one count for every host.
+  bool fills_in_order = true;
+  // The dialect of the program that starts it on several hosts (torchrun: Hydra); empty: itself.
+  std::string_view multi_host_dialect{};
+  RankVariables rank_variables{};
+  List<FailureReport, 2> failure_reports{};
+  // doctor: the MPI libraries whose programs it starts (mpi4py built against another is alone).
+  List<std::string_view, 2> mpi_families{};
+  // doctor --deep: how to give the probe's MPI its process manager, when it needs saying.
+  std::string_view pmi_hint{};
+};
+
+// Cray PALS (Aurora, Polaris): --envall passes ezpz's environment to every rank; --line-buffer
+// keeps ranks' lines whole. MPICH Hydra passes the environment by default; Open MPI needs -x per
+// variable; srun and aprun export the environment by default.
+// `--version` markers: Hydra (whose output mentions "slurm") comes before Slurm. Open MPI's mpirun
+// names itself "Open MPI", its other names (mpirun.openmpi, orterun) "OpenRTE". Unverified: no
+// Cray PALS or ALPS was at hand; their programs are assumed to name themselves.
+inline constexpr std::array<LauncherRow, 6> k_launchers = {{
+    {.name = "pals",
+     .programs = {"mpiexec"},
+     .flavours = {{"Cray PALS", {"PALS"}}},
+     .install = "load the Cray PALS module (module load cray-pals)",
+     .leading = {"--envall", "--line-buffer"},
+     .np = "--np=",
+     .ppn = "--ppn=",
+     .hosts = "--hostfile=",
+     .cpu_bind = "--cpu-bind=",
+     .depth = "--depth=",
+     .rank_variables = {.rank = "PALS_RANKID",
+                        .local_rank = "PALS_LOCAL_RANKID",
+                        .size = "PMI_SIZE",
+                        .local_size = "PALS_LOCAL_SIZE",
+                        .node = "PALS_NODEID"},
+     // x1000c0s0b0n0: rank 3 died from signal 9 / rank 3 exited with code 1
+     .failure_reports = {{R"(^(\S+): rank (\d+) (died from signal \d+|exited with code \d+))",
+                          1,
+                          2,
+                          0,
+                          3,
+                          {SignalTest::if_words_hold, "signal"}}},
+     .mpi_families = {"MPICH", "Intel MPI"}},
+    {.name = "hydra",
+     .aliases = {"mpich"},
+     .programs = {"mpiexec", "mpiexec.hydra", "mpiexec.mpich"},
+     .flavours = {{"MPICH Hydra", {"HYDRA build details"}},
+                  {"Intel MPI", {"Intel(R) MPI Library"}}},
+     .install = "install MPICH (apt-get install mpich) or load its module",
+     .np = "-n",
+     .ppn = "-ppn",
+     .hosts = "-f",
+     .cpu_bind = "-bind-to",
+     // Hydra names each proxy's host as its host list does (per proxy, so never stale).
+     .rank_variables = {.rank = "PMI_RANK",
+                        .local_rank = "MPI_LOCALRANKID",
+                        .size = "PMI_SIZE",
+                        .local_size = "MPI_LOCALNRANKS",
+                        .host = "MPIR_CVAR_CH3_INTERFACE_HOSTNAME"},
+     // =   [RANK 1 ]PID 7304 RUNNING AT n02 / =   EXIT CODE: 9. Printed only for a rank that
+     // ended abnormally: MPICH 4.0 as "EXIT CODE: 9" (the signal's number), later versions as
+     // "KILLED BY SIGNAL: 9 (Killed)".
+     .failure_reports = {{R"(^=\s+(?:RANK (\d+) )?PID (\d+) RUNNING AT (\S+)\s*$)",
+                          3,
+                          1,
+                          2,
+                          0,
+                          {SignalTest::always},
+                          R"(^=\s+((?:EXIT CODE|KILLED BY SIGNAL): .*?)\s*$)"}},
+     .mpi_families = {"MPICH", "Intel MPI"}},
+    {.name = "openmpi",
+     .aliases = {"ompi"},
+     .programs = {"mpirun", "mpirun.openmpi", "mpiexec.openmpi"},
+     .flavours = {{"Open MPI", {"Open MPI", "OpenRTE"}}},
+     .install = "install Open MPI or load its module",
+     .np = "-n",
+     .ppn = "-N",
+     .hosts = "--hostfile",
+     .cpu_bind = "--bind-to",
+     .export_var = "-x",
+     .root_variables = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"},
+     .rank_variables = {.rank = "OMPI_COMM_WORLD_RANK",
+                        .local_rank = "OMPI_COMM_WORLD_LOCAL_RANK",
+                        .size = "OMPI_COMM_WORLD_SIZE",
+                        .local_size = "OMPI_COMM_WORLD_LOCAL_SIZE"},
+     .failure_reports =
+         {// mpirun noticed that process rank 1 with PID 1234 on node n02 exited on signal 9
+          // (Killed).
+          {R"(process rank (\d+) with PID (\d+) on node (\S+) (exited on signal [^.]*))",
+           3,
+           1,
+           2,
+           4,
+           {SignalTest::always}},
+          // An exit code: "  Process name: [[10246,1],1]" / "  Exit code:    4" (no host)
+          {R"(^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$)",
+           0,
+           1,
+           0,
+           0,
+           {SignalTest::never},
+           R"(^\s*Exit code:\s*(\d+)\s*$)",
+           "exited with code "}},
+     .mpi_families = {"Open MPI"}},
+    // --kill-on-bad-exit: one failing rank ends the step instead of leaving the rest hung.
+    {.name = "srun",
+     .programs = {"srun"},
+     // "slurm 23.02.7"; Debian's "slurm-wlm 22.05.8"
+     .flavours = {{"Slurm", {"slurm"}}},
+     .install = "run on a node of the Slurm cluster (srun comes with Slurm)",
+     .leading = {"-u", "--kill-on-bad-exit=1"},
+     .np = "-n",
+     .ppn = "--ntasks-per-node=",
+     .nnodes = "-N",
+     .hosts = "--nodelist=",
+     .hosts_form = HostsForm::hostlist,
+     .cpu_bind = "--cpu-bind=",
+     // slurmstepd sets the node's Slurm name for each task.
+     .rank_variables = {.rank = "SLURM_PROCID",
+                        .local_rank = "SLURM_LOCALID",
+                        .size = "SLURM_NTASKS",
+                        .local_size = "SLURM_NTASKS_PER_NODE",
+                        .local_size_list = "SLURM_STEP_TASKS_PER_NODE",
+                        .node = "SLURM_NODEID",
+                        .host = "SLURMD_NODENAME"},
+     // srun: error: n02: task 1: Killed / tasks 0-3: Exited with exit code 3
+     .failure_reports = {{R"(^srun: error: (\S+): tasks? ([0-9,-]+): (.+)$)",
+                          1,
+                          2,
+                          0,
+                          3,
+                          {SignalTest::unless_words_start, "Exited with exit code"}}},
+     .pmi_hint = "--launcher-arg=--mpi=pmi2"},
+    // Its command line is torchrun_argv's; on several hosts it reads Hydra's hostfile.
+    {.name = "torchrun",
+     .programs = {"torchrun"},
+     .install = "activate the Python environment that has torch",
+     .argv_form = ArgvForm::torchrun,
+     .sets_rank_env = true,
+     .fills_in_order = false,
+     .multi_host_dialect = "hydra"},
+    // Cray ALPS (Cray XC/XE under PBS or Moab: Theta, Blue Waters, Titan). HPE's "Run
+    // Applications Using the aprun Command" (a00114008en_us) and Cray's S-2496 "Running
+    // Applications": -n PEs, -N PEs per node, -d CPUs per PE, -cc binding (cpu, depth, none
+    // or a CPU list), -L candidate node ids (comma-separated; nids, not host names), the login
+    // environment forwarded to every PE. Each PE's rank is ALPS_APP_PE; ALPS names no local
+    // rank or size, so ezpz's exported WORLD_SIZE and LOCAL_WORLD_SIZE stand. Golden plans only:
+    // no ALPS here. Failed ranks are named by ezpz-rankenv's report.
+    {.name = "aprun",
+     .programs = {"aprun"},
+     .flavours = {{"Cray ALPS", {"ALPS"}}},
+     .install = "run on a login or MOM node of the Cray ALPS system (aprun comes with ALPS)",
+     .np = "-n",
+     .ppn = "-N",
+     .hosts = "-L",
+     .hosts_form = HostsForm::node_ids,
+     .cpu_bind = "-cc",
+     .depth = "-d",
+     .rank_variables = {.rank = "ALPS_APP_PE"}},
+}};
+
+}  // namespace ezpz
