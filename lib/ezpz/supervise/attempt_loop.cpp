@@ -167,7 +167,8 @@ LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id) {
 
 int supervise_attempts(const RetryPolicy& policy, const PreparedLaunch& prepared,
                        SupervisedRun& run, Executor& executor, RunEffects& effects) {
-  const Loop loop{policy, prepared, run, executor, effects};
+  const Loop loop{
+      .policy = policy, .prepared = prepared, .run = run, .executor = executor, .effects = effects};
   for (int attempt = 1;; ++attempt) {
     const PlannedLaunch planned = plan_attempt(loop, attempt);
     if (attempt > 1) {
