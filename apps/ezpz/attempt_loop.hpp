@@ -1,6 +1,7 @@
 #pragma once
-// `ezpz launch` as a supervised run: watchdogs, retries with back-off,
-// failover to spare nodes, and the run record of every attempt.
+// `ezpz launch` as a supervised run: the supervision options (watchdogs, retries, spares, the
+// run record), wired to the policy (lib/ezpz/supervise/attempt_loop.hpp), the process
+// executor and this node's side effects (lib/ezpz/sys/run_effects.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -14,7 +14,7 @@
 #include "ezpz/core/log.hpp"
 #include "ezpz/core/text.hpp"
 #include "ezpz/launchers/launchers.hpp"
-#include "ezpz/supervise/kill.hpp"
+#include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/launcher_program.hpp"
 #include "ezpz/sys/processes.hpp"
@@ -138,9 +138,9 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
                          const Context& context, const FileReader& files) {
   LaunchRequest request;
   request.command = std::move(command);
-  request.topology = {given(o.nprocs_option, o.nprocs),
-                      o.fixed_ppn ? o.fixed_ppn : given(o.ppn_option, o.ppn),
-                      given(o.nhosts_option, o.nhosts)};
+  request.topology = {.nprocs = given(o.nprocs_option, o.nprocs),
+                      .ppn = o.fixed_ppn ? o.fixed_ppn : given(o.ppn_option, o.ppn),
+                      .nhosts = given(o.nhosts_option, o.nhosts)};
   request.excluded = o.exclude;
   if (o.exclude_file) {
     for (const std::string& host :
@@ -223,9 +223,16 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
         fmt::format("{} per CPU x {} CPU{}", k_local_ranks_per_cpu, cpus, cpus == 1 ? "" : "s");
   }
   log::debug("ranks per host: {} ({})", slots.count, slots.source);
-  return {PlanInputs{allocation, profile, slots, master_port(env),
-                     bundled_program_path(context, "ezpz-rankenv"), run_dir(env), env, host},
-          std::string(to_string(scheduler.kind)), choice.rule};
+  return {.inputs = {.allocation = allocation,
+                     .profile = profile,
+                     .slots = slots,
+                     .master_port = master_port(env),
+                     .rankenv = bundled_program_path(context, "ezpz-rankenv"),
+                     .run_dir = run_dir(env),
+                     .environment = env,
+                     .hostname = host},
+          .scheduler = std::string(to_string(scheduler.kind)),
+          .machine_rule = choice.rule};
 }
 
 LauncherProgramChoice choose_program(const PlanOptions& o, const PlannedLaunch& planned,
@@ -234,12 +241,6 @@ LauncherProgramChoice choose_program(const PlanOptions& o, const PlannedLaunch& 
       program_dialect(planned.launcher, planned.hosts.size()),
       named_launcher_program(o.launcher_program, profile, planned.launcher),
       sys::launcher_environment(env, planned.plan.env));
-}
-
-// The launcher's program at the front of the plan: what resolved, or the name to report missing.
-PlannedLaunch with_program(PlannedLaunch planned, const LauncherProgramChoice& program) {
-  if (!program.program.empty()) planned.plan.argv.front() = program.program;
-  return planned;
 }
 
 }  // namespace
@@ -257,27 +258,14 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   log::debug("layout: {} = {} x {} per host", plural(planned.topology.world_size, "rank"),
              plural(planned.topology.nhosts, "host"), planned.topology.ppn);
   LauncherProgramChoice program = choose_program(o, planned, gathered.inputs.profile, context.env);
-  PlanContext plan_context{gathered.scheduler, gathered.inputs.profile.name,
-                           gathered.inputs.allocation.job_id};
-  return {with_program(std::move(planned), program), std::move(plan_context), std::move(request),
-          std::move(gathered.inputs), std::move(program)};
-}
-
-std::vector<std::string> available_hosts(const PreparedLaunch& prepared) {
-  return select_hosts(prepared.inputs.allocation.hosts, prepared.request.excluded);
-}
-
-PlannedLaunch plan_on_hosts(const PreparedLaunch& prepared, const std::vector<std::string>& hosts) {
-  LaunchRequest request = prepared.request;
-  for (const std::string& host : prepared.inputs.allocation.hosts) {
-    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) request.excluded.push_back(host);
-  }
-  return with_program(plan_launch(request, prepared.inputs), prepared.program);
-}
-
-LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id) {
-  plan.env.emplace_back(std::string(kill::k_run_id_variable), run_id);
-  return plan;
+  PlanContext plan_context{.scheduler = gathered.scheduler,
+                           .machine = gathered.inputs.profile.name,
+                           .job_id = gathered.inputs.allocation.job_id};
+  return {.planned = with_program(std::move(planned), program),
+          .context = std::move(plan_context),
+          .request = std::move(request),
+          .inputs = std::move(gathered.inputs),
+          .program = std::move(program)};
 }
 
 int print_plan(const PlanOptions& o, const PreparedLaunch& prepared) {

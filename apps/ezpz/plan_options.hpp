@@ -9,6 +9,7 @@
 
 #include "context.hpp"
 #include "ezpz/launch/plan.hpp"
+#include "ezpz/launch/prepared.hpp"
 #include "ezpz/launch/render.hpp"
 #include "ezpz/launchers/launcher_identity.hpp"
 
@@ -61,24 +62,6 @@ void refuse_rank_options(const PlanOptions& options);
 // bundled MPI helpers (the yeet stager, the doctor probe) are planned.
 void plan_one_rank_per_host(PlanOptions& options);
 
-struct PreparedLaunch {
-  PlannedLaunch planned;
-  PlanContext context;  // scheduler, machine, job id: for --json
-  // What the plan was made from, so that a later attempt can be planned on
-  // other hosts without gathering the world again (--spares).
-  LaunchRequest request;
-  PlanInputs inputs;
-  // The program that runs the launcher (already at the front of the plan's argv), and why
-  // none may when none may.
-  LauncherProgramChoice program;
-};
-
-// The allocation's hosts the request may use (after --exclude, --exclude-file).
-std::vector<std::string> available_hosts(const PreparedLaunch& prepared);
-
-// The same launch planned on `hosts` only (the allocation's others excluded).
-PlannedLaunch plan_on_hosts(const PreparedLaunch& prepared, const std::vector<std::string>& hosts);
-
 // Gathers the world and plans `command` (pure planning on gathered values).
 PreparedLaunch prepare_launch(const PlanOptions& options, std::vector<std::string> command,
                               const Context& context);
@@ -92,9 +75,5 @@ void check_launcher_program(const PreparedLaunch& prepared, const Context& conte
 
 // Runs the plan; returns the launcher's exit status (128+N for signal N).
 int run_plan(const PreparedLaunch& prepared, const Context& context);
-
-// The plan as run: with the run's id (EZPZ_RUN_ID) added to its environment,
-// which is how `ezpz kill` finds the launcher and every rank.
-LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id);
 
 }  // namespace ezpz

@@ -137,15 +137,15 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   planned.hostfile = choose_hostfile(hosts, planned.launcher, in, planned.plan.files);
   planned.plan.env = rank_env(planned, request, in);
 
-  LauncherInput launcher{planned.topology.world_size,
-                         planned.topology.ppn,
-                         hosts,
-                         planned.hostfile,
-                         choose_cpu_bind(request, in.profile, planned.topology.ppn),
-                         names_of(planned.plan.env),
-                         planned.master_addr,
-                         in.master_port,
-                         in.environment};
+  LauncherInput launcher{.world_size = planned.topology.world_size,
+                         .ppn = planned.topology.ppn,
+                         .hosts = hosts,
+                         .hostfile = planned.hostfile,
+                         .cpu_bind = choose_cpu_bind(request, in.profile, planned.topology.ppn),
+                         .exported = names_of(planned.plan.env),
+                         .master_addr = planned.master_addr,
+                         .master_port = in.master_port,
+                         .environment = in.environment};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
   argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());

@@ -1,5 +1,5 @@
 #pragma once
-// The one runtime seam (ninja's CommandRunner): runs a LaunchPlan.
+// The process executor: runs a LaunchPlan as processes (the Executor of supervise/executor.hpp).
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -9,17 +9,10 @@
 #include "ezpz/core/env.hpp"
 #include "ezpz/launch/plan.hpp"
 #include "ezpz/supervise/attempts.hpp"
+#include "ezpz/supervise/executor.hpp"
 #include "ezpz/supervise/kill.hpp"
 
 namespace ezpz::sys {
-
-class Executor {
- public:
-  virtual ~Executor() = default;
-  // Runs the plan to completion and returns the exit status ezpz should exit
-  // with: the launcher's own code, or 128+N when it died of signal N.
-  virtual int run(const LaunchPlan& plan) = 0;
-};
 
 struct ProcessOptions {
   // How long after a forwarded SIGINT/SIGTERM/SIGHUP the launcher's process
@@ -49,17 +42,8 @@ struct ProcessOptions {
   std::size_t tail_bytes = 256 * 1024;
 };
 
-// How a run ended, for the attempt's classification and its verdict.
-struct RunOutcome {
-  int exit_code = 0;         // the launcher's own, or 128+N when it died of signal N
-  int forwarded_signal = 0;  // the first stop signal ezpz received and passed on; 0: none
-  int launcher_signal = 0;   // the launcher process itself died of this signal; 0: it exited
-  Watchdog watchdog = Watchdog::none;  // which limit stopped it, if one did
-  std::chrono::milliseconds to_spawn{0};          // from run() to the launcher started
-  std::optional<std::chrono::milliseconds> to_first_output;  // with capture
-  std::chrono::milliseconds total{0};
-  std::string output_tail;  // with capture: at least the last tail_bytes of the output
-};
+// The seam's, declared in lib; named here too, where it always was.
+using ezpz::RunOutcome;
 
 // The launcher's environment: `base` with the plan's variables set on top.
 Env launcher_environment(const Env& base, const EnvList& overrides);
@@ -74,8 +58,10 @@ Env launcher_environment(const Env& base, const EnvList& overrides);
 class ProcessExecutor : public Executor {
  public:
   ProcessExecutor(Env base, ProcessOptions options = {});
-  int run(const LaunchPlan& plan) override { return run_for_outcome(plan).exit_code; }
-  RunOutcome run_for_outcome(const LaunchPlan& plan);
+  RunOutcome run_for_outcome(const LaunchPlan& plan) override;
+  void record_output_to(std::string path) override {
+    options_.output_record_path = std::move(path);
+  }
 
  private:
   Env base_;

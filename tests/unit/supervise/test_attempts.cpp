@@ -26,77 +26,98 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
     const char* reason;
   };
   const Row rows[] = {
-      {"clean exit", {0, false, 0, true, Watchdog::none, ""}, Ending::success, {}, "exit status 0"},
+      {"clean exit",
+       {.exit_status = 0, .scheduler_job = true, .output = ""},
+       Ending::success,
+       {},
+       "exit status 0"},
       {"the job's own error",
-       {1, false, 0, true, Watchdog::none, "Traceback ...\nValueError\n"},
+       {.exit_status = 1, .scheduler_job = true, .output = "Traceback ...\nValueError\n"},
        Ending::application_error,
        {},
        "exit status 1: the job's own failure"},
       {"SIGTERM in a job is walltime",
-       {143, true, SIGTERM, true, Watchdog::none, ""},
+       {.exit_status = 143,
+        .interrupted = true,
+        .forwarded_signal = SIGTERM,
+        .scheduler_job = true,
+        .output = ""},
        Ending::walltime,
        {},
        "SIGTERM inside the job: walltime (or the job was cancelled)"},
       {"SIGTERM outside a job",
-       {143, true, SIGTERM, false, Watchdog::none, ""},
+       {.exit_status = 143, .interrupted = true, .forwarded_signal = SIGTERM, .output = ""},
        Ending::interrupted,
        {},
        "interrupted by signal 15"},
       {"Ctrl-C",
-       {130, true, SIGINT, true, Watchdog::none, ""},
+       {.exit_status = 130,
+        .interrupted = true,
+        .forwarded_signal = SIGINT,
+        .scheduler_job = true,
+        .output = ""},
        Ending::interrupted,
        {},
        "interrupted by signal 2"},
       {"wall-clock limit",
-       {124, false, 0, true, Watchdog::timeout, ""},
+       {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::timeout, .output = ""},
        Ending::timeout,
        {},
        "the --timeout limit passed"},
       {"silent ranks",
-       {124, false, 0, true, Watchdog::idle, ""},
+       {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::idle, .output = ""},
        Ending::hang,
        {},
        "no output from any rank for --idle-timeout"},
       {"a rank killed, nobody named",
-       {137, false, 0, true, Watchdog::none, "Killed\n"},
+       {.exit_status = 137, .scheduler_job = true, .output = "Killed\n"},
        Ending::bad_node,
        {},
        "exit status 137: a rank died of signal 9; no node named"},
       {"the launcher itself killed: no rank blamed",
-       {141, false, 0, true, Watchdog::none, "rank 0 up\n", {}, 0, SIGPIPE},
+       {.exit_status = 141,
+        .scheduler_job = true,
+        .output = "rank 0 up\n",
+        .launcher_signal = SIGPIPE},
        Ending::bad_node,
        {},
        "exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses "
        "were lost with it"},
       // `ezpz launch ... | head`: the user's pipeline ended, no node's fault, never retried.
       {"ezpz's own stdout closed",
-       {141, false, 0, true, Watchdog::stdout_closed, "y\ny\n"},
+       {.exit_status = 141,
+        .scheduler_job = true,
+        .watchdog = Watchdog::stdout_closed,
+        .output = "y\ny\n"},
        Ending::interrupted,
        {},
        "ezpz's stdout was closed by its reader (SIGPIPE)"},
       {"a rank's stdout closed, with no record in between",
-       {141, false, 0, true, Watchdog::none, "y\n"},
+       {.exit_status = 141, .scheduler_job = true, .output = "y\n"},
        Ending::application_error,
        {},
        "exit status 141: a rank wrote to a closed pipe (SIGPIPE): the reader of the job's output "
        "went away"},
       {"the launcher SIGKILLed by someone else (the OOM killer)",
-       {137, false, 0, true, Watchdog::none, "", {}, 0, SIGKILL},
+       {.exit_status = 137, .scheduler_job = true, .output = "", .launcher_signal = SIGKILL},
        Ending::bad_node,
        {},
        "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses "
        "were lost with it"},
       {"Aurora's shepherd names the node",
-       {1, false, 0, true, Watchdog::none,
-        "step=3\nx4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"
-        "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"},
+       {.exit_status = 1,
+        .scheduler_job = true,
+        .output = "step=3\nx4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"
+                  "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 9\n"},
        Ending::bad_node,
        {"x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
        "exit status 1; bad node: x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov"},
       {"Hydra names where a rank died",
-       {9, false, 0, true, Watchdog::none,
-        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 18592 RUNNING AT n03\n"
-        "=   EXIT CODE: 9\n"},
+       {.exit_status = 9,
+        .scheduler_job = true,
+        .output = "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   PID 18592 RUNNING "
+                  "AT n03\n"
+                  "=   EXIT CODE: 9\n"},
        Ending::bad_node,
        {"n03"},
        "exit status 9; bad node: n03"},
@@ -113,7 +134,7 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
 }
 
 TEST_CASE("a broken signature is named", "[attempts]") {
-  CHECK_THROWS_WITH(classify_attempt({1, false, 0, false, Watchdog::none, "x"}, {{"mine", "(["}}),
+  CHECK_THROWS_WITH(classify_attempt({.exit_status = 1, .output = "x"}, {{"mine", "(["}}),
                     Catch::StartsWith("bad_node_patterns mine: invalid regular expression: "));
 }
 
@@ -239,13 +260,10 @@ TEST_CASE("a block placement says which ranks a host holds", "[attempts]") {
 // failure` and "failed_ranks": []. ezpz-rankenv's line names it, with the host and the pid Hydra
 // names when the rank dies of a signal.
 TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[attempts]") {
-  AttemptFacts facts{1,
-                     false,
-                     0,
-                     false,
-                     Watchdog::none,
-                     "rank 0 step 1\nTraceback (most recent call last):\nValueError: boom\n" +
-                         exit_report("1", 7304, "n02", 1 << 8) + "\n"};
+  AttemptFacts facts{
+      .exit_status = 1,
+      .output = "rank 0 step 1\nTraceback (most recent call last):\nValueError: boom\n" +
+                exit_report("1", 7304, "n02", 1 << 8) + "\n"};
   facts.hosts = {"n01", "n02"};
   facts.ppn = 1;
   Classification c = classify_attempt(facts, {});
@@ -275,8 +293,8 @@ TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[at
   CHECK(c.failed.size() == 1);
 
   // Open MPI's exit-code report names no host: the placement does (-n 3 at 2 per host).
-  facts = AttemptFacts{4,     false,          0,
-                       false, Watchdog::none, "  Process name: [[10246,1],2]\n  Exit code:    4\n"};
+  facts = AttemptFacts{.exit_status = 4,
+                       .output = "  Process name: [[10246,1],2]\n  Exit code:    4\n"};
   facts.hosts = {"n01", "n02"};
   facts.ppn = 2;
   facts.world_size = 3;
@@ -286,15 +304,18 @@ TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[at
 
 TEST_CASE("the launcher's report decides between the job's error and the machine's", "[attempts]") {
   // srun exits 143 for both: its own report tells them apart.
-  Classification exited = classify_attempt(
-      {143, false, 0, true, Watchdog::none,
-       "srun: error: n02: task 1: Exited with exit code 3\nsrun: error: n01: task 0: Terminated\n"},
-      {});
+  Classification exited =
+      classify_attempt({.exit_status = 143,
+                        .scheduler_job = true,
+                        .output = "srun: error: n02: task 1: Exited with exit code 3\nsrun: error: "
+                                  "n01: task 0: Terminated\n"},
+                       {});
   CHECK(exited.ending == Ending::application_error);
   CHECK(exited.reason == "exit status 143: rank 1 on n02: Exited with exit code 3");
   CHECK(exited.failed.size() == 2);
   Classification killed = classify_attempt(
-      {143, false, 0, true, Watchdog::none, "srun: error: n02: task 1: Killed\n"}, {});
+      {.exit_status = 143, .scheduler_job = true, .output = "srun: error: n02: task 1: Killed\n"},
+      {});
   CHECK(killed.ending == Ending::bad_node);
   CHECK(killed.bad_hosts.empty());  // a killed rank does not prove its node bad
   CHECK(killed.reason == "exit status 143: rank 1 on n02: Killed");
@@ -306,8 +327,8 @@ TEST_CASE("the launcher's report decides between the job's error and the machine
         "pipe).\n",
         "x1000c0s0b0n0: rank 1 died from signal 13\n"}) {
     INFO(report);
-    CHECK(classify_attempt({141, false, 0, true, Watchdog::none, report}, {}).ending ==
-          Ending::application_error);
+    CHECK(classify_attempt({.exit_status = 141, .scheduler_job = true, .output = report}, {})
+              .ending == Ending::application_error);
   }
 }
 
@@ -317,7 +338,8 @@ TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempt
   const std::string output =
       "hi 0\nssh: Could not resolve hostname n03: Name or service not known\n";
   for (Watchdog watchdog : {Watchdog::idle, Watchdog::timeout, Watchdog::signature}) {
-    Classification c = classify_attempt({143, false, 0, true, watchdog, output}, ssh);
+    Classification c = classify_attempt(
+        {.exit_status = 143, .scheduler_job = true, .watchdog = watchdog, .output = output}, ssh);
     CHECK(c.ending == Ending::bad_node);
     CHECK(c.bad_hosts == std::vector<std::string>{"n03"});
     CHECK(c.reason == "exit status 143; bad node: n03");
@@ -328,9 +350,12 @@ TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempt
   CHECK(matcher.hosts_in("ssh: connect to host n03 port 22: Connection refused").empty());
   CHECK(BadNodeMatcher({}).empty());
   // A watchdog with no signature is its own ending; so is a success it did not stop.
-  CHECK(classify_attempt({143, false, 0, true, Watchdog::idle, "hi\n"}, ssh).ending ==
-        Ending::hang);
-  CHECK(classify_attempt({0, false, 0, true, Watchdog::none, output}, ssh).ending ==
+  CHECK(
+      classify_attempt(
+          {.exit_status = 143, .scheduler_job = true, .watchdog = Watchdog::idle, .output = "hi\n"},
+          ssh)
+          .ending == Ending::hang);
+  CHECK(classify_attempt({.exit_status = 0, .scheduler_job = true, .output = output}, ssh).ending ==
         Ending::success);
 }
 
@@ -355,13 +380,11 @@ TEST_CASE("spares come from the hosts the plan leaves unused first", "[attempts]
 }
 
 TEST_CASE("a report without the rank is given it from the placement", "[attempts]") {
-  AttemptFacts facts{255,
-                     false,
-                     0,
-                     true,
-                     Watchdog::none,
-                     "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
-                     "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 9\n"};
+  AttemptFacts facts{.exit_status = 255,
+                     .scheduler_job = true,
+                     .output =
+                         "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+                         "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 9\n"};
   facts.hosts = {"n01", "n02", "n03"};
   facts.ppn = 1;
   Classification c = classify_attempt(facts, {});

@@ -1,0 +1,188 @@
+#include "ezpz/supervise/attempt_loop.hpp"
+
+#include <fmt/format.h>
+
+#include "ezpz/launch/render.hpp"
+#include "ezpz/supervise/kill.hpp"
+
+namespace ezpz {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// How much of a failed rank's output is shown under the verdict.
+constexpr std::size_t k_last_lines = 10;
+
+double to_s(milliseconds duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
+std::optional<double> to_s(const std::optional<milliseconds>& duration) {
+  if (!duration) return std::nullopt;
+  return to_s(*duration);
+}
+
+// The loop's fixed parts, passed as one.
+struct Loop {
+  const RetryPolicy& policy;
+  const PreparedLaunch& prepared;
+  SupervisedRun& run;
+  Executor& executor;
+  RunEffects& effects;
+};
+
+// Records the plan (the run's plan.json is the first attempt's: with --spares, the spares
+// held back) and returns where the attempt's output goes.
+std::string record_plan(const Loop& loop, int attempt, const PlannedLaunch& planned) {
+  if (!loop.effects.recording()) return "";
+  std::string output_path = loop.effects.output_path(attempt);
+  const std::string plan = render_json(planned, loop.prepared.context) + "\n";
+  if (attempt == 1) loop.effects.record("plan.json", plan);
+  loop.effects.record(fmt::format("attempt-{}/plan.json", attempt), plan);
+  return output_path;
+}
+
+Classification classify(const Loop& loop, const RunOutcome& outcome, const PlannedLaunch& planned) {
+  const AttemptFacts facts{.exit_status = outcome.exit_code,
+                           .interrupted = outcome.forwarded_signal != 0,
+                           .forwarded_signal = outcome.forwarded_signal,
+                           .scheduler_job = !loop.prepared.context.job_id.empty(),
+                           .watchdog = outcome.watchdog,
+                           .output = outcome.output_tail,
+                           .hosts = planned.hosts,
+                           .ppn = planned.topology.ppn,
+                           .launcher_signal = outcome.launcher_signal,
+                           .world_size = planned.topology.world_size};
+  return classify_attempt(facts, loop.prepared.inputs.profile.bad_node_patterns);
+}
+
+AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& planned) {
+  std::string output_path = record_plan(loop, attempt, planned);
+  loop.effects.running(planned.plan);
+  loop.executor.record_output_to(output_path);
+  const RunOutcome outcome = loop.executor.run_for_outcome(tagged_plan(planned.plan, loop.run.id));
+  AttemptVerdict v{.attempt = attempt,
+                   .hosts = planned.hosts,
+                   .exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code),
+                   .launcher_exit = outcome.exit_code,
+                   .forwarded_signal = outcome.forwarded_signal,
+                   .watchdog = outcome.watchdog,
+                   .classification = classify(loop, outcome, planned),
+                   .swaps = {},
+                   .next = {},
+                   .leftovers = loop.effects.stop_leftovers(),
+                   .to_spawn_s = to_s(outcome.to_spawn),
+                   .to_first_output_s = to_s(outcome.to_first_output),
+                   .total_s = to_s(outcome.total)};
+  if (!v.classification.failed.empty()) {
+    v.last_lines = lines_before_failure(outcome.output_tail, k_last_lines);
+    v.output_path = std::move(output_path);
+  }
+  return v;
+}
+
+// What comes after `v`: another attempt (true), on new hosts when spares allow, or the end.
+bool plan_next(const RetryPolicy& policy, NodePool& pool, AttemptVerdict& v, int retries_left) {
+  const Ending ending = v.classification.ending;
+  if (ending == Ending::success) return false;
+  if (!worth_retrying(ending)) {
+    v.next = fmt::format("stop: {} is not retried", to_string(ending));
+    return false;
+  }
+  if (retries_left <= 0) {
+    v.next = "stop: no retries left";
+    return false;
+  }
+  if (policy.spares > 0) {
+    v.swaps = replace_bad_nodes(pool, v.classification.bad_hosts);
+    if (v.swaps.empty()) {
+      v.next = "stop: no spare host left";
+      return false;
+    }
+    v.next = fmt::format("retry on new hosts ({})", fmt::join(v.swaps, ", "));
+    return true;
+  }
+  v.next = "retry on the same hosts";
+  return true;
+}
+
+// The failed rank's last words under the verdict: what a user looks for first.
+void report_last_lines(const AttemptVerdict& v, RunEffects& effects) {
+  if (v.last_lines.empty()) return;
+  const FailedRank& first = v.classification.failed.front();
+  effects.say(fmt::format("last lines before {} on {} failed{}:", describe_ranks(first), first.host,
+                          v.output_path.empty() ? "" : " (all in " + v.output_path + ")"));
+  for (const std::string& line : v.last_lines) effects.say("  " + line);
+}
+
+void report(const AttemptVerdict& v, bool failover, RunEffects& effects) {
+  if (v.classification.ending == Ending::success) return;
+  effects.say(fmt::format("attempt {} ended: {}: {}", v.attempt, to_string(v.classification.ending),
+                          v.classification.reason));
+  report_last_lines(v, effects);
+  if (failover && v.next.starts_with("stop")) effects.say(v.next);
+}
+
+int finish(const Loop& loop, const AttemptVerdict& v) {
+  RunSummary& summary = loop.run.summary;
+  summary.exit_code = v.exit_code;
+  summary.ending = std::string(to_string(v.classification.ending));
+  summary.reason = v.classification.reason;
+  loop.effects.record("run.json", summary_json(summary));
+  return v.exit_code;
+}
+
+// Attempt 1 runs the plan as made, unless spares were held back from it.
+PlannedLaunch plan_attempt(const Loop& loop, int attempt) {
+  if (attempt == 1 && loop.policy.spares == 0) return loop.prepared.planned;
+  return plan_on_hosts(loop.prepared, loop.run.pool.active);
+}
+
+// The back-off before attempt `next`; a signal during it ends the run as interrupted.
+std::optional<int> back_off(const Loop& loop, AttemptVerdict& v, int next) {
+  const double delay = backoff_seconds(next, loop.policy.retry_delay_s);
+  loop.effects.say(fmt::format("{}; attempt {} in {:g} s", v.next, next, delay));
+  const int sig = loop.effects.wait(delay);
+  if (sig == 0) return std::nullopt;
+  v.classification = {.ending = Ending::interrupted,
+                      .bad_hosts = {},
+                      .failed = {},
+                      .reason = fmt::format("signal {} during the back-off", sig)};
+  v.exit_code = 128 + sig;
+  return finish(loop, v);
+}
+
+}  // namespace
+
+NodePool initial_pool(const PreparedLaunch& prepared, int spares) {
+  if (spares == 0) return {.active = prepared.planned.hosts, .spares = {}, .retired = {}};
+  return plan_pool(prepared.planned.hosts, available_hosts(prepared), spares);
+}
+
+LaunchPlan tagged_plan(LaunchPlan plan, const std::string& run_id) {
+  plan.env.emplace_back(std::string(kill::k_run_id_variable), run_id);
+  return plan;
+}
+
+int supervise_attempts(const RetryPolicy& policy, const PreparedLaunch& prepared,
+                       SupervisedRun& run, Executor& executor, RunEffects& effects) {
+  const Loop loop{
+      .policy = policy, .prepared = prepared, .run = run, .executor = executor, .effects = effects};
+  for (int attempt = 1;; ++attempt) {
+    const PlannedLaunch planned = plan_attempt(loop, attempt);
+    if (attempt > 1) {
+      effects.say(fmt::format("attempt {} on {}", attempt, fmt::join(planned.hosts, " ")));
+    }
+    AttemptVerdict v = run_one(loop, attempt, planned);
+    const bool again = plan_next(policy, run.pool, v, policy.retries - (attempt - 1));
+    effects.record(fmt::format("attempt-{}/verdict.json", attempt), verdict_json(v));
+    run.summary.attempts = attempt;
+    report(v, policy.failover, effects);
+    if (!again) return finish(loop, v);
+    effects.record("run.json", summary_json(run.summary));
+    if (std::optional<int> interrupted = back_off(loop, v, attempt + 1)) return *interrupted;
+  }
+}
+
+}  // namespace ezpz

@@ -1,0 +1,40 @@
+#pragma once
+// The one runtime seam (ninja's CommandRunner): what runs a LaunchPlan. Pure: the interface
+// and its result only. sys::ProcessExecutor runs the plan as processes; the unit tests'
+// recording executor answers from a table, so the retry policy (attempt_loop.hpp) is tested
+// without starting one.
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "ezpz/launch/plan.hpp"
+#include "ezpz/supervise/attempts.hpp"
+
+namespace ezpz {
+
+// How a run ended, for the attempt's classification and its verdict.
+struct RunOutcome {
+  int exit_code = 0;         // the launcher's own, or 128+N when it died of signal N
+  int forwarded_signal = 0;  // the first stop signal ezpz received and passed on; 0: none
+  int launcher_signal = 0;   // the launcher process itself died of this signal; 0: it exited
+  Watchdog watchdog = Watchdog::none;                          // which limit stopped it, if one did
+  std::chrono::milliseconds to_spawn{0};                       // from run() to the launcher started
+  std::optional<std::chrono::milliseconds> to_first_output{};  // with capture
+  std::chrono::milliseconds total{0};
+  std::string output_tail{};  // with capture: at least the last tail_bytes of the output
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Runs the plan to completion and says how it ended.
+  virtual RunOutcome run_for_outcome(const LaunchPlan& plan) = 0;
+  // Where the output of the runs that follow is recorded (when the executor reads it);
+  // empty: nowhere. Each attempt of a run has its own file.
+  virtual void record_output_to(std::string path) = 0;
+  // The exit status ezpz should exit with: the launcher's own code, or 128+N when it died
+  // of signal N.
+  int run(const LaunchPlan& plan) { return run_for_outcome(plan).exit_code; }
+};
+
+}  // namespace ezpz

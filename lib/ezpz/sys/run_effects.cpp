@@ -1,0 +1,78 @@
+#include "ezpz/sys/run_effects.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
+#include "ezpz/launch/render.hpp"
+#include "ezpz/supervise/kill.hpp"
+#include "ezpz/sys/processes.hpp"
+
+namespace ezpz::sys {
+
+void NodeEffects::open_record(const std::optional<std::string>& runs_dir, const Env& env) {
+  try {
+    recorder_.emplace(runs_directory(runs_dir, env), id_);
+    id_ = recorder_->id();
+  } catch (const Error& e) {
+    log::warn("{}; the job runs without one", e.what());
+  }
+}
+
+// Records are best effort once the job runs: a full disk must not lose its exit status.
+void NodeEffects::record(const std::string& relative, const std::string& text) {
+  if (!recorder_) return;
+  try {
+    recorder_->write(relative, text);
+  } catch (const Error& e) {
+    log::warn("run record: {}", e.what());
+  }
+}
+
+std::string NodeEffects::output_path(int attempt) {
+  try {
+    return recorder_->attempt_directory(attempt) + "/output.log";
+  } catch (const Error& e) {
+    log::warn("{}; this attempt's output is not recorded", e.what());
+    return "";
+  }
+}
+
+void NodeEffects::running(const LaunchPlan& plan) {
+  if (log::enabled(log::Level::info)) log::info("running: {}", render_command(plan));
+}
+
+// Processes of this run still alive on this node once the launcher has gone: an MPI proxy
+// or an ssh client that a launcher stopped mid-start-up leaves orphaned (Hydra's do not
+// exit when mpiexec dies before they connect). They would outlive the run, and hold
+// sockets and GPUs the next attempt needs, so they get the launcher's own ending: SIGTERM,
+// then SIGKILL after a short grace. Other nodes' are beyond reach here; `ezpz kill --all-nodes`
+// sweeps them.
+std::vector<std::string> NodeEffects::stop_leftovers() {
+  const auto targets = kill::select_targets(list_processes(), id_, getpid(), {});
+  std::vector<std::string> stopped;
+  for (const SignalResult& r : signal_processes(targets, SIGTERM, std::chrono::milliseconds(500)))
+    stopped.push_back(fmt::format("{} {}", r.process.pid, r.process.command));
+  if (!stopped.empty())
+    say(
+        fmt::format("stopped {} process(es) of the run left on this node after "
+                    "the launcher exited: {}",
+                    stopped.size(), fmt::join(stopped, "; ")));
+  return stopped;
+}
+
+int NodeEffects::wait(double seconds) {
+  return sleep_unless_signalled(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::duration<double>(seconds)));
+}
+
+void NodeEffects::say(const std::string& line) {
+  log::write("ezpz: ", line);
+}
+
+}  // namespace ezpz::sys

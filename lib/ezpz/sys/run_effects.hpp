@@ -1,0 +1,41 @@
+#pragma once
+// The attempt loop's side effects on this node, for real (supervise/attempt_loop.hpp's
+// RunEffects): the run record, the run's leftover processes, the back-off's sleep and
+// ezpz's lines on stderr.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ezpz/core/env.hpp"
+#include "ezpz/supervise/attempt_loop.hpp"
+#include "ezpz/sys/run_records.hpp"
+
+namespace ezpz::sys {
+
+class NodeEffects final : public RunEffects {
+ public:
+  // `id`: the run's id, until open_record finds it taken.
+  explicit NodeEffects(std::string id) : id_(std::move(id)) {}
+
+  // Starts the run record under --runs-dir (or EZPZ_RUNS_DIR, .ezpz/runs). The record's
+  // directory decides the id: another launch may have taken this one. A read-only or full
+  // directory costs the record, never the job: a warning, and recording() stays false.
+  void open_record(const std::optional<std::string>& runs_dir, const Env& env);
+  const std::string& id() const { return id_; }
+  // The record's directory; only while recording().
+  const std::string& directory() const { return recorder_->directory(); }
+
+  bool recording() const override { return recorder_.has_value(); }
+  void record(const std::string& relative, const std::string& text) override;
+  std::string output_path(int attempt) override;
+  void running(const LaunchPlan& plan) override;
+  std::vector<std::string> stop_leftovers() override;
+  int wait(double seconds) override;
+  void say(const std::string& line) override;
+
+ private:
+  std::string id_;
+  std::optional<RunRecorder> recorder_;
+};
+
+}  // namespace ezpz::sys

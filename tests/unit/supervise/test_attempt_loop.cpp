@@ -1,0 +1,311 @@
+// The retry and failover policy driven through a recording executor (ninja's CommandRunner
+// and its fake twin): each row is what the launcher does on each attempt, and what ezpz then
+// does: the hosts of each attempt, the swaps, the back-offs and the exit status.
+#include <csignal>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ezpz/launch/plan.hpp"
+#include "ezpz/supervise/attempt_loop.hpp"
+#include "tests/catch.hpp"
+
+using namespace ezpz;
+using Hosts = std::vector<std::string>;
+
+namespace {
+
+// Answers each run with the table's next outcome, and keeps what it was asked to run.
+class RecordingExecutor final : public Executor {
+ public:
+  explicit RecordingExecutor(std::vector<RunOutcome> outcomes) : outcomes_(std::move(outcomes)) {}
+  RunOutcome run_for_outcome(const LaunchPlan& plan) override {
+    ran.push_back(plan);
+    REQUIRE(ran.size() <= outcomes_.size());  // the loop ran more attempts than the row has
+    return outcomes_[ran.size() - 1];
+  }
+  void record_output_to(std::string path) override { output_paths.push_back(std::move(path)); }
+
+  std::vector<LaunchPlan> ran;
+  std::vector<std::string> output_paths;
+
+ private:
+  std::vector<RunOutcome> outcomes_;
+};
+
+// The run record as files in memory; every back-off and every line kept.
+class RecordingEffects final : public RunEffects {
+ public:
+  bool recording() const override { return true; }
+  void record(const std::string& relative, const std::string& text) override {
+    files[relative] = text;
+  }
+  std::string output_path(int attempt) override {
+    return fmt::format("runs/r1/attempt-{}/output.log", attempt);
+  }
+  void running(const LaunchPlan&) override {}
+  std::vector<std::string> stop_leftovers() override { return leftovers; }
+  int wait(double seconds) override {
+    waits.push_back(seconds);
+    return signal_during_wait;
+  }
+  void say(const std::string& line) override { said.push_back(line); }
+
+  nlohmann::json file(const std::string& relative) const {
+    return nlohmann::json::parse(files.at(relative));
+  }
+
+  std::map<std::string, std::string> files;
+  std::vector<double> waits;
+  std::vector<std::string> said;
+  std::vector<std::string> leftovers;
+  int signal_during_wait = 0;
+};
+
+// What the launcher does on one attempt.
+RunOutcome exited(int code, std::string output = "") {
+  return {.exit_code = code, .output_tail = std::move(output)};
+}
+RunOutcome stopped_by(Watchdog watchdog, std::string output = "") {
+  return {.exit_code = 143, .watchdog = watchdog, .output_tail = std::move(output)};
+}
+RunOutcome node_down(const std::string& host) {
+  return exited(1, "node " + host + " is down\n");
+}
+
+// An allocation of n01..n0`allocated`, a plan on its first `nhosts`, one rank each.
+PreparedLaunch prepared(int allocated, long nhosts) {
+  PreparedLaunch p;
+  for (int i = 1; i <= allocated; ++i) p.inputs.allocation.hosts.push_back(fmt::format("n0{}", i));
+  p.inputs.allocation.job_id = "42";
+  p.inputs.profile.launcher = "hydra";
+  p.inputs.profile.bad_node_patterns = {{"test", R"(^node (\S+) is down$)"}};
+  p.inputs.slots = {.count = 1, .source = "test", .known = true};
+  p.inputs.rankenv = "ezpz-rankenv";
+  p.inputs.run_dir = "/run";
+  p.request.command = {"python3", "train.py"};
+  p.request.topology = {.nprocs = std::nullopt, .ppn = 1, .nhosts = nhosts};
+  p.planned = plan_launch(p.request, p.inputs);
+  p.context = {.scheduler = "pbs", .machine = "test", .job_id = "42"};
+  return p;
+}
+
+struct Driven {
+  RecordingExecutor executor;
+  RecordingEffects effects;
+  SupervisedRun run;
+  int exit_code = 0;
+};
+
+void drive(Driven& d, const RetryPolicy& policy, const PreparedLaunch& p) {
+  d.run = {.id = "r1", .pool = initial_pool(p, policy.spares)};
+  d.exit_code = supervise_attempts(policy, p, d.run, d.executor, d.effects);
+}
+
+// Each attempt's hosts (in the allocation's order, as planned), from its verdict.json; the
+// swaps of all of them, in order.
+std::vector<Hosts> attempt_hosts(const RecordingEffects& effects, int attempts) {
+  std::vector<Hosts> hosts;
+  for (int a = 1; a <= attempts; ++a) {
+    hosts.push_back(effects.file(fmt::format("attempt-{}/verdict.json", a))["hosts"].get<Hosts>());
+  }
+  return hosts;
+}
+Hosts all_swaps(const RecordingEffects& effects, int attempts) {
+  Hosts swaps;
+  for (int a = 1; a <= attempts; ++a) {
+    const nlohmann::json verdict = effects.file(fmt::format("attempt-{}/verdict.json", a));
+    for (const auto& swap : verdict["swaps"]) swaps.push_back(swap.get<std::string>());
+  }
+  return swaps;
+}
+
+}  // namespace
+
+TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and the exit status",
+          "[attempt_loop]") {
+  struct Row {
+    const char* name;
+    RetryPolicy policy;
+    int allocated;  // hosts in the allocation; the plan takes the first two
+    std::vector<RunOutcome> outcomes;
+    std::vector<Hosts> hosts;  // each attempt's
+    Hosts swaps;
+    std::vector<double> waits;
+    int exit_code;
+    const char* next;  // the last attempt's verdict
+  };
+  const RunOutcome ok = exited(0);
+  const Row rows[] = {
+      {"success at once", {}, 2, {ok}, {{"n01", "n02"}}, {}, {}, 0, ""},
+      {"the job's own error is not retried",
+       {.retries = 3, .spares = 1, .failover = true},
+       3,
+       {exited(1)},
+       {{"n01", "n02"}},
+       {},
+       {},
+       1,
+       "stop: application_error is not retried"},
+      {"--retries without spares: success on the 2nd attempt, on the same hosts",
+       {.retries = 2, .failover = true},
+       2,
+       {node_down("n02"), ok},
+       {{"n01", "n02"}, {"n01", "n02"}},
+       {},
+       {5},
+       0,
+       ""},
+      {"retries exhausted: the last attempt's status",
+       {.retries = 1, .retry_delay_s = 2, .failover = true},
+       2,
+       {node_down("n01"), exited(137, "Killed\n")},
+       {{"n01", "n02"}, {"n01", "n02"}},
+       {},
+       {2},
+       137,
+       "stop: no retries left"},
+      {"a named bad node is swapped for a spare",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {node_down("n02"), ok},
+       {{"n01", "n02"}, {"n01", "n03"}},
+       {"n02 -> n03"},
+       {5},
+       0,
+       ""},
+      {"spares exhausted",
+       {.retries = 3, .spares = 1, .failover = true},
+       3,
+       {node_down("n02"), node_down("n01")},
+       {{"n01", "n02"}, {"n01", "n03"}},
+       {"n02 -> n03"},
+       {5},
+       1,
+       "stop: no spare host left"},
+      {"no node named: the first active host rotates out",
+       {.retries = 1, .spares = 2, .failover = true},
+       4,
+       {exited(137, "Killed\n"), ok},
+       {{"n01", "n02"}, {"n02", "n03"}},
+       {"n01 -> n03"},
+       {5},
+       0,
+       ""},
+      {"the watchdog's timeouts: 124, the back-off doubling",
+       {.retries = 2, .retry_delay_s = 1, .failover = true},
+       2,
+       {stopped_by(Watchdog::timeout), stopped_by(Watchdog::timeout),
+        stopped_by(Watchdog::timeout)},
+       {{"n01", "n02"}, {"n01", "n02"}, {"n01", "n02"}},
+       {},
+       {1, 2},
+       124,
+       "stop: no retries left"},
+      {"a hang, then a node named on stderr ends the attempt at once",
+       {.retries = 2, .spares = 2, .retry_delay_s = 40, .failover = true},
+       4,
+       {stopped_by(Watchdog::idle), stopped_by(Watchdog::signature, "node n02 is down\n"), ok},
+       {{"n01", "n02"}, {"n02", "n03"}, {"n03", "n04"}},
+       {"n01 -> n03", "n02 -> n04"},
+       {40, 60},
+       0,
+       ""},
+      {"SIGTERM inside the job is walltime: never retried",
+       {.retries = 3, .failover = true},
+       2,
+       {{.exit_code = 143, .forwarded_signal = SIGTERM}},
+       {{"n01", "n02"}},
+       {},
+       {},
+       143,
+       "stop: walltime is not retried"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    const PreparedLaunch p = prepared(row.allocated, 2);
+    Driven d{RecordingExecutor(row.outcomes), {}, {}};
+    drive(d, row.policy, p);
+    const int attempts = static_cast<int>(row.hosts.size());
+    CHECK(d.executor.ran.size() == row.hosts.size());
+    CHECK(attempt_hosts(d.effects, attempts) == row.hosts);
+    CHECK(all_swaps(d.effects, attempts) == row.swaps);
+    CHECK(d.effects.waits == row.waits);
+    CHECK(d.exit_code == row.exit_code);
+    CHECK(d.effects.file(fmt::format("attempt-{}/verdict.json", attempts))["next"] == row.next);
+    const nlohmann::json summary = d.effects.file("run.json");
+    CHECK(summary["attempts"] == attempts);
+    CHECK(summary["exit_code"] == row.exit_code);
+  }
+}
+
+TEST_CASE("every attempt runs tagged with the run's id, its output recorded apart",
+          "[attempt_loop]") {
+  const PreparedLaunch p = prepared(3, 2);
+  Driven d{RecordingExecutor({node_down("n02"), exited(0)}), {}, {}};
+  drive(d, {.retries = 1, .spares = 1, .failover = true}, p);
+  REQUIRE(d.executor.ran.size() == 2);
+  CHECK(d.executor.ran[0].env.back() == EnvList::value_type{"EZPZ_RUN_ID", "r1"});
+  CHECK(d.executor.ran[0].argv == p.planned.plan.argv);  // attempt 1: the plan as made
+  CHECK(d.executor.ran[1].env.back() == EnvList::value_type{"EZPZ_RUN_ID", "r1"});
+  CHECK(d.executor.output_paths ==
+        Hosts{"runs/r1/attempt-1/output.log", "runs/r1/attempt-2/output.log"});
+  CHECK(d.effects.file("plan.json")["hosts"].get<Hosts>() == Hosts{"n01", "n02"});
+  CHECK(d.effects.file("attempt-2/plan.json")["hosts"].get<Hosts>() == Hosts{"n01", "n03"});
+  CHECK(d.run.pool.retired == Hosts{"n02"});
+}
+
+TEST_CASE("what a failover says on stderr, word for word", "[attempt_loop]") {
+  const PreparedLaunch p = prepared(3, 2);
+  Driven d{RecordingExecutor({node_down("n02"), node_down("n01")}), {}, {}};
+  d.effects.leftovers = {"4242 hydra_pmi_proxy"};
+  drive(d, {.retries = 3, .spares = 1, .failover = true}, p);
+  CHECK(d.effects.said == Hosts{"attempt 1 ended: bad_node: exit status 1; bad node: n02",
+                                "retry on new hosts (n02 -> n03); attempt 2 in 5 s",
+                                "attempt 2 on n01 n03",
+                                "attempt 2 ended: bad_node: exit status 1; bad node: n01",
+                                "stop: no spare host left"});
+  CHECK(d.effects.file("attempt-1/verdict.json")["leftovers"].get<Hosts>() ==
+        Hosts{"4242 hydra_pmi_proxy"});
+  // Without retries or spares the ending alone is said: no "stop" line.
+  Driven alone{RecordingExecutor({node_down("n02")}), {}, {}};
+  drive(alone, {}, p);
+  CHECK(alone.effects.said == Hosts{"attempt 1 ended: bad_node: exit status 1; bad node: n02"});
+  CHECK(alone.exit_code == 1);
+}
+
+TEST_CASE("a signal during the back-off ends the run as interrupted", "[attempt_loop]") {
+  const PreparedLaunch p = prepared(2, 2);
+  Driven d{RecordingExecutor({node_down("n02")}), {}, {}};
+  d.effects.signal_during_wait = SIGINT;
+  drive(d, {.retries = 2, .failover = true}, p);
+  CHECK(d.exit_code == 130);
+  CHECK(d.executor.ran.size() == 1);
+  const nlohmann::json summary = d.effects.file("run.json");
+  CHECK(summary["exit_code"] == 130);
+  CHECK(summary["ending"] == "interrupted");
+  CHECK(summary["reason"] == "signal 2 during the back-off");
+}
+
+TEST_CASE("the last lines before a failed rank are said with where the rest is", "[attempt_loop]") {
+  const PreparedLaunch p = prepared(2, 2);
+  Driven d{RecordingExecutor({exited(1,
+                                     "step 1\nValueError: boom\n"
+                                     "ezpz-rankenv: rank 1 (pid 7) on n02: exited with code 1\n")}),
+           {},
+           {}};
+  drive(d, {}, p);
+  CHECK(d.effects.said ==
+        Hosts{"attempt 1 ended: application_error: exit status 1: rank 1 (pid 7) on n02: exited "
+              "with code 1",
+              "last lines before rank 1 on n02 failed (all in runs/r1/attempt-1/output.log):",
+              "  step 1", "  ValueError: boom"});
+}
+
+TEST_CASE("spares the allocation cannot hold are refused before any attempt", "[attempt_loop]") {
+  CHECK_THROWS_WITH(initial_pool(prepared(1, 1), 1),
+                    "--spares 1: the allocation has 1 host; at least one must stay active");
+  CHECK(initial_pool(prepared(4, 2), 0).active == Hosts{"n01", "n02"});
+  CHECK(initial_pool(prepared(4, 2), 1).spares == Hosts{"n03"});
+}
