@@ -23,15 +23,7 @@ if [ "$what" != launch_overhead ] && [ "$what" != dry_run_scale ] &&
   cmake --build "$build" -j"${JOBS:-1}" --target ezpz-smoke >/dev/null
 fi
 harness=$build/bench/ezpz-bench
-if grep -qw ezpz-bench <<<"$targets"; then
-  cmake --build "$build" -j"${JOBS:-1}" --target ezpz-bench >/dev/null
-elif [ ! -x "$harness" ] || [ "$src/bench/bench.cpp" -nt "$harness" ]; then
-  # Not (yet) a target of the top-level CMakeLists: build it the way bench/CMakeLists.txt does.
-  mkdir -p "$build/bench"
-  "${CXX:-c++}" -std=c++20 -O2 -Wall -Wextra -static-libstdc++ -static-libgcc \
-    -DEZPZ_BENCH_BIN_DIR="\"$build\"" -DEZPZ_BENCH_SOURCE_DIR="\"$src/bench\"" \
-    "$src/bench/bench.cpp" -o "$harness"
-fi
+cmake --build "$build" -j"${JOBS:-1}" --target ezpz-bench >/dev/null
 grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$build/CMakeCache.txt" ||
   echo "warning: $build is not a Release build" >&2
 tree=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
