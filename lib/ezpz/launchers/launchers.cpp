@@ -38,11 +38,11 @@ struct Dialect {
   std::vector<std::string_view> root_variables{};
 };
 
-// A flag ending in '=' takes its value in the same word ("--np=8"); others
-// take it as the next word ("-n 8").
+// A flag ending in '=' or ':' takes its value in the same word ("--np=8",
+// "--requires=host:n[1-2]"); others take it as the next word ("-n 8").
 void add_flag(std::vector<std::string>& argv, std::string_view flag, const std::string& value) {
   if (flag.empty()) return;
-  if (flag.back() == '=') {
+  if (flag.back() == '=' || flag.back() == ':') {
     argv.push_back(fmt::format("{}{}", flag, value));
   } else {
     argv.emplace_back(flag);
@@ -58,7 +58,7 @@ void add_flag(std::vector<std::string>& argv, std::string_view flag, const std::
 // Hydra (whose output mentions "slurm") comes before Slurm. Open MPI's mpirun names itself
 // "Open MPI", its other names (mpirun.openmpi, orterun) "OpenRTE". Unverified: no Cray PALS
 // was at hand; its mpiexec is assumed to name itself.
-const std::array<Dialect, 5> k_dialects = {{
+const std::array<Dialect, 6> k_dialects = {{
     {.name = "pals",
      .programs = {"mpiexec"},
      .flavours = {{"Cray PALS", {"PALS"}, "pals"}},
@@ -104,6 +104,26 @@ const std::array<Dialect, 5> k_dialects = {{
      .hosts = "--nodelist=",
      .hosts_form = HostsForm::hostlist,
      .cpu_bind = "--cpu-bind="},
+    // Flux (flux-core 0.60 and later; golden only: Flux is not installable here).
+    // flux-run(1): -N and --tasks-per-node ("per-resource" options) place exactly ppn ranks
+    // on each of N nodes, which are then the job's alone; -n ("per-task") may not be given
+    // with them, so the world size is N x ppn and ranks fill hosts evenly (Fill::evenly).
+    // --requires=host:LIST (RFC 35 constraint, RFC 29 hostlist) restricts the nodes to ezpz's
+    // hosts. Flux copies the submitting environment by default. -u: output as it is
+    // printed; exit-on-error (flux-shell-options(7)): the first rank to fail ends the job,
+    // as srun's --kill-on-bad-exit; cpu-affinity takes off, on, per-task or map:LIST. Each
+    // rank's FLUX_TASK_RANK & co. are in rank_env.cpp and runtime_env.cpp. `flux --version`
+    // runs `flux version`, whose "libflux-core:" line names it.
+    {.name = "flux",
+     .programs = {"flux"},
+     .flavours = {{"Flux", {"libflux-core"}, "flux"}},
+     .install = "run inside a Flux instance (flux alloc, flux batch), where flux-core is",
+     .leading = {"run", "-u", "--setopt=exit-on-error"},
+     .ppn = "--tasks-per-node=",
+     .nnodes = "-N",
+     .hosts = "--requires=host:",
+     .hosts_form = HostsForm::hostlist,
+     .cpu_bind = "--setopt=cpu-affinity="},
     // Its command line is torchrun_argv's; on several hosts it reads Hydra's hostfile.
     {.name = "torchrun",
      .programs = {"torchrun"},
@@ -293,7 +313,7 @@ bool launcher_sets_rank_env(std::string_view dialect) {
 }
 
 bool launcher_fills_in_order(std::string_view dialect) {
-  return dialect != "torchrun";
+  return dialect != "torchrun" && dialect != "flux";
 }
 
 bool launcher_takes_hostfile(std::string_view dialect) {

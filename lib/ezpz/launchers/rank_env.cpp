@@ -29,8 +29,11 @@ struct LauncherSources {
 
 // What each launcher sets per rank. MPICH Hydra: PMI_RANK/PMI_SIZE and
 // MPI_LOCALRANKID/MPI_LOCALNRANKS; Cray PALS: PALS_RANKID/PALS_LOCAL_RANKID
-// (and PMI_SIZE); Open MPI: OMPI_COMM_WORLD_*; srun: SLURM_PROCID/SLURM_LOCALID.
-constexpr std::array<LauncherSources, 5> k_sources = {{
+// (and PMI_SIZE); Open MPI: OMPI_COMM_WORLD_*; srun: SLURM_PROCID/SLURM_LOCALID;
+// Flux: FLUX_TASK_RANK/FLUX_TASK_LOCAL_ID/FLUX_JOB_SIZE (flux-environment(7)), and no
+// count of this host's ranks: ezpz's exported LOCAL_WORLD_SIZE (--tasks-per-node) stays.
+// nullptr: the launcher sets none.
+constexpr std::array<LauncherSources, 6> k_sources = {{
     {"hydra", {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", "MPI_LOCALNRANKS"}},
     {"pals", {"PALS_RANKID", "PALS_LOCAL_RANKID", "PMI_SIZE", "PALS_LOCAL_SIZE"}},
     {"openmpi",
@@ -41,19 +44,24 @@ constexpr std::array<LauncherSources, 5> k_sources = {{
      "SLURM_STEP_TASKS_PER_NODE",
      "SLURM_NODEID"},
     {"pmix", {"PMIX_RANK", "PMIX_LOCAL_RANK", "PMIX_SIZE", "PMIX_LOCAL_SIZE"}},
+    {"flux", {"FLUX_TASK_RANK", "FLUX_TASK_LOCAL_ID", "FLUX_JOB_SIZE", nullptr}},
 }};
+
+const char* set_value(EnvLookup lookup, const char* name) {
+  const char* value = name ? lookup(name) : nullptr;
+  return value && *value ? value : nullptr;
+}
 
 const char* first_set(EnvLookup lookup, std::string_view launcher,
                       const char* ContractSources::*field) {
   for (const LauncherSources& row : k_sources) {
     if (row.launcher != launcher) continue;
     // A known launcher that does not set this one leaves ezpz's exported value.
-    const char* value = lookup(row.vars.*field);
-    return value && *value ? value : nullptr;
+    return set_value(lookup, row.vars.*field);
   }
   // Unknown launcher: take the first source present.
   for (const LauncherSources& row : k_sources) {
-    if (const char* value = lookup(row.vars.*field); value && *value) return value;
+    if (const char* value = set_value(lookup, row.vars.*field)) return value;
   }
   return nullptr;
 }

@@ -50,7 +50,7 @@ struct MachineProfile {
   std::string description;  // one line
   MachineMatch match;
   std::optional<SchedulerKind> scheduler;  // the scheduler this machine runs
-  std::string launcher;                    // a dialect name: pals, hydra, openmpi, srun, torchrun
+  std::string launcher;  // a dialect name: pals, hydra, openmpi, srun, flux, torchrun
   // The launcher's program, a name on PATH or a path (mpirun.openmpi); empty: the first of the
   // dialect's names that is its implementation. Used only when `launcher` is.
   std::string launcher_program;
@@ -126,7 +126,7 @@ std::optional<SchedulerKind> fallback_for(const MachineProfile& profile);
 
 // --machine > EZPZ_MACHINE > hostname match (first in name order, env
 // conditions must hold) > the scheduler's generic profile (generic-pbs,
-// generic-slurm, local). Throws Error for an unknown name.
+// generic-slurm, generic-flux, local). Throws Error for an unknown name.
 ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
                              const std::optional<std::string>& flag, const Env& env,
                              std::string_view hostname, SchedulerKind scheduler);
