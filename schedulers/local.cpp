@@ -8,7 +8,8 @@ std::optional<std::string> detect_local(const Env&) {
   return std::string("no PBS or Slurm job variables are set");
 }
 
-Allocation read_local(const Env&, const FileReader&, std::string_view hostname) {
+Allocation read_local(const Env&, const FileReader&, const CommandReader&,
+                      std::string_view hostname) {
   Allocation allocation;
   allocation.hosts = {std::string(hostname)};
   return allocation;

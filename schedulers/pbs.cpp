@@ -31,7 +31,8 @@ std::optional<int> uniform_repeat_count(const std::vector<std::string>& lines,
   return per_host;
 }
 
-Allocation read_pbs(const Env& env, const FileReader& files, std::string_view) {
+Allocation read_pbs(const Env& env, const FileReader& files, const CommandReader&,
+                    std::string_view) {
   std::string job_id = get_nonempty(env, "PBS_JOBID").value_or("");
   auto nodefile = get_nonempty(env, "PBS_NODEFILE");
   if (!nodefile) {

@@ -9,7 +9,8 @@ namespace ezpz {
 namespace {
 
 // Detection order: the first row whose variables are present wins; local always matches.
-const std::array<const SchedulerSpec*, 3> k_schedulers = {&k_pbs, &k_slurm, &k_local};
+// Flux first: scheduler.hpp says why.
+const std::array<const SchedulerSpec*, 4> k_schedulers = {&k_flux, &k_pbs, &k_slurm, &k_local};
 
 const SchedulerSpec& spec_for(SchedulerKind kind) {
   for (const SchedulerSpec* spec : k_schedulers) {
@@ -21,8 +22,8 @@ const SchedulerSpec& spec_for(SchedulerKind kind) {
 SchedulerKind parse_scheduler_name(const std::string& text, std::string_view origin) {
   auto kind = scheduler_from_string(text);
   if (!kind) {
-    throw Error(fmt::format("{}: unknown scheduler \"{}\"; expected pbs, slurm or local", origin,
-                            text));
+    throw Error(fmt::format("{}: unknown scheduler \"{}\"; expected pbs, slurm, flux or local",
+                            origin, text));
   }
   return *kind;
 }
@@ -44,8 +45,8 @@ SchedulerChoice choose_scheduler(const std::optional<std::string>& flag, const E
 }
 
 Allocation read_allocation(SchedulerKind kind, const Env& env, const FileReader& files,
-                           std::string_view hostname) {
-  return spec_for(kind).read(env, files, hostname);
+                           const CommandReader& commands, std::string_view hostname) {
+  return spec_for(kind).read(env, files, commands, hostname);
 }
 
 }  // namespace ezpz

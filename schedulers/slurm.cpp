@@ -29,7 +29,7 @@ std::optional<int> tasks_per_node(const Env& env) {
   return static_cast<int>(*count);
 }
 
-Allocation read_slurm(const Env& env, const FileReader&, std::string_view) {
+Allocation read_slurm(const Env& env, const FileReader&, const CommandReader&, std::string_view) {
   auto job_id = first_nonempty(env, k_job_id_vars);
   auto nodelist = first_nonempty(env, k_nodelist_vars);
   if (!nodelist) {

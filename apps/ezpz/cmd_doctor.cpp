@@ -87,15 +87,18 @@ std::future<doctor::ProgramRun> start_trainer_probe(const Context& context, doct
   return sys::start_program({*s.trainer_path, "--probe"}, context.env, std::chrono::seconds(20));
 }
 
-// Where each scheduler's hosts come from: a file, or a hostlist variable.
+// Where each scheduler's hosts come from: a file, a hostlist variable, or what a program
+// prints where no variable names them (Flux: schedulers/flux.cpp).
 struct HostSource {
   SchedulerKind kind;
   std::vector<std::string_view> variables;  // the first set one names it
   bool is_file;
+  std::string_view program = {};
 };
-const std::array<HostSource, 2> k_host_sources = {{
+const std::array<HostSource, 3> k_host_sources = {{
     {SchedulerKind::pbs, {"PBS_NODEFILE"}, true},
     {SchedulerKind::slurm, {"SLURM_JOB_NODELIST", "SLURM_NODELIST"}, false},
+    {SchedulerKind::flux, {}, false, "flux hostlist local"},
 }};
 
 // The hosts as listed, repeats kept, and where from (for doctor's duplicate count).
@@ -107,6 +110,7 @@ void list_hosts(const DoctorOptions& o, doctor::Snapshot& s, const FileReader& f
   }
   for (const HostSource& source : k_host_sources) {
     if (source.kind != *s.scheduler) continue;
+    if (!source.program.empty()) s.hosts_source = source.program;
     auto found = first_nonempty(s.env, source.variables);
     if (!found) return;
     s.hosts_source =
@@ -142,7 +146,8 @@ void read_scheduler(const DoctorOptions& o, doctor::Snapshot& s) {
   sys::RealFileReader files;
   list_hosts(o, s, files);
   try {
-    s.allocation = read_allocation(*s.scheduler, s.env, files, s.hostname);
+    s.allocation =
+        read_allocation(*s.scheduler, s.env, files, sys::RealCommandReader(s.env), s.hostname);
     if (o.plan.hostfile) apply_hostfile(*o.plan.hostfile, s, files);
   } catch (const Error& error) {
     s.allocation.reset();

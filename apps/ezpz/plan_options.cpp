@@ -81,10 +81,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
       ->type_name("FILE");
   cmd->add_option("--machine", o.machine, "Machine profile to use (default: detected)")
       ->type_name("NAME");
-  cmd->add_option("--scheduler", o.scheduler, "pbs, slurm or local (default: detected)")
+  cmd->add_option("--scheduler", o.scheduler, "pbs, slurm, flux or local (default: detected)")
       ->type_name("NAME");
   cmd->add_option("--launcher", o.launcher,
-                  "pals, hydra, openmpi, srun or torchrun (default: profile's)")
+                  "pals, hydra, openmpi, srun, flux or torchrun (default: profile's)")
       ->type_name("NAME");
   cmd->add_option("--launcher-program", o.launcher_program,
                   "The launcher's program, on PATH or a path (default: profile's, or the first "
@@ -201,7 +201,8 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
   std::string host = sys::hostname();
   SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
-  Allocation allocation = read_allocation(scheduler.kind, env, files, host);
+  Allocation allocation =
+      read_allocation(scheduler.kind, env, files, sys::RealCommandReader(env), host);
   if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
   if (log::enabled(log::Level::debug)) {  // compressing 10,000 names is not free
     log::debug("allocation: job {}, {}: {}", allocation.job_id.empty() ? "-" : allocation.job_id,

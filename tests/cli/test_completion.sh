@@ -28,6 +28,9 @@ expect_eq "bash: --machine's value, a profile name" "aurora" "$(complete_words l
 expect_eq "bash: a nested subcommand" "show" "$(complete_words machines sh)"
 expect_eq "bash: machines show NAME" "perlmutter polaris" "$(complete_words machines show p)"
 expect_eq "bash: --color's words" "always auto" "$(complete_words --color a)"
+expect_eq "bash: --scheduler's words, flux among them" "flux local pbs slurm" \
+  "$(complete_words launch --scheduler '')"
+expect_eq "bash: --launcher's words, flux among them" "flux" "$(complete_words launch --launcher f)"
 expect_eq "bash: a value is not mistaken for a subcommand" "launch" "$(complete_words --color never la)"
 expect_eq "bash: -q is --quiet at the top" "launch" "$(complete_words -q la)"
 expect_eq "bash: after --, the user's command" "(default)" "$(complete_words launch -- pyth)"

@@ -167,7 +167,7 @@ expect_eq "SLURM_JOB_ID without a nodelist: scheduler" \
 doctor bad-scheduler EZPZ_SCHEDULER=lsf -- --json
 expect_eq "EZPZ_SCHEDULER=lsf: exit 1" 1 "$rc"
 expect_eq "EZPZ_SCHEDULER=lsf: scheduler" \
-  "error EZPZ_SCHEDULER: unknown scheduler \"lsf\"; expected pbs, slurm or local" \
+  "error EZPZ_SCHEDULER: unknown scheduler \"lsf\"; expected pbs, slurm, flux or local" \
   "$(check_of scheduler status) $(check_of scheduler message)"
 
 printf '%s\n' "$host" "$host" "$host" nosuch-ezpz-node.invalid >"$scratch/uneven.nodes"

@@ -62,10 +62,10 @@ expect_error "missing exclude file" 2 "--exclude-file: $scratch/nope: No such fi
 expect_error "missing hostfile" 2 "--hostfile: $scratch/nope: No such file or directory" -- \
   -- launch --hostfile "$scratch/nope" -- true
 expect_error "unknown machine" 2 \
-  'unknown machine "nope" (from --machine); known: aurora, frontier, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
+  'unknown machine "nope" (from --machine); known: aurora, frontier, generic-flux, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
   -- launch --machine nope -- true
 expect_error "unknown machine from env" 2 \
-  'unknown machine "nope" (from EZPZ_MACHINE); known: aurora, frontier, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
+  'unknown machine "nope" (from EZPZ_MACHINE); known: aurora, frontier, generic-flux, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' -- \
   EZPZ_MACHINE=nope -- launch -- true
 # A profile that does not load stops only the launches that ask for it.
 expect_error "malformed profile, named" 2 \
@@ -78,10 +78,25 @@ rm "$bad_profiles/broken.yaml"
 expect_error "misspelt profile key" 2 \
   "$bad_profiles/typo.yaml:2: gpus_per_nod: unknown key; did you mean \"gpus_per_node\"?" -- \
   "EZPZ_MACHINES_PATH=$bad_profiles" -- launch --machine typo -- true
-expect_error "unknown scheduler" 2 '--scheduler: unknown scheduler "lsf"; expected pbs, slurm or local' -- \
+expect_error "unknown scheduler" 2 '--scheduler: unknown scheduler "lsf"; expected pbs, slurm, flux or local' -- \
   -- launch --scheduler lsf -- true
+# Flux (not installable here): its hosts come from `flux hostlist local`.
+expect_error "--scheduler flux outside Flux" 2 \
+  "FLUX_URI is not set: run inside a Flux instance (flux alloc, flux batch), or set --scheduler local" -- \
+  -- launch --scheduler flux -- true
+expect_error "Flux without flux on PATH" 2 \
+  "FLUX_URI is set (local:///tmp/flux-x/local-0) but flux hostlist local failed: flux is not on PATH; run inside the Flux instance, or set --scheduler local" -- \
+  FLUX_URI=local:///tmp/flux-x/local-0 -- launch -- true
+mkdir -p "$scratch/flux-fails" && ln -sf "$(type -P false)" "$scratch/flux-fails/flux"
+expect_error "Flux whose flux fails" 2 \
+  "FLUX_URI is set (local:///tmp/flux-x/local-0) but flux hostlist local failed: it failed, or did not answer within 2 s; run inside the Flux instance, or set --scheduler local" -- \
+  FLUX_URI=local:///tmp/flux-x/local-0 "PATH=$scratch/flux-fails:$system_path" -- launch -- true
+expect_error "Flux cannot leave the last host fewer ranks" 2 \
+  "-n 3 cannot be split evenly over 2 ranks per host (--ppn)" -- \
+  FLUX_URI=local:///tmp/flux-x/local-0 "PATH=$EZPZ_SRC/tests/golden/launch/flux-2x4/bin:$system_path" \
+  -- launch --dry-run -n 3 --ppn 2 -- true
 expect_error "unknown launcher" 2 \
-  '--launcher: unknown launcher "jsrun"; expected one of pals, hydra, openmpi, srun, torchrun, aprun' -- \
+  '--launcher: unknown launcher "jsrun"; expected one of pals, hydra, openmpi, srun, flux, torchrun, aprun' -- \
   -- launch --launcher jsrun -- true
 expect_error "--env without =" 2 "--env FOO: expected NAME=VALUE" -- -- launch -x FOO -- true
 expect_error "unknown option before the command" 2 \

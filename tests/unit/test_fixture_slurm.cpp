@@ -11,6 +11,7 @@
 #include "tests/support/fake_files.hpp"
 
 using namespace ezpz;
+using ezpz::testing::FakeCommands;
 using ezpz::testing::FakeFiles;
 
 namespace {
@@ -43,7 +44,7 @@ TEST_CASE("a Slurm 22.05 batch script's environment is a 4-host, 2-per-host slur
   CHECK(choice.rule == "SLURM_JOB_ID is set");
 
   FakeFiles files;  // Slurm's contract is variables only: no file is read
-  Allocation allocation = read_allocation(choice.kind, env, files, "n01");
+  Allocation allocation = read_allocation(choice.kind, env, files, FakeCommands{}, "n01");
   CHECK(allocation.scheduler == SchedulerKind::slurm);
   CHECK(allocation.job_id == env.at("SLURM_JOB_ID"));
   CHECK(allocation.hosts == std::vector<std::string>{"n01", "n02", "n03", "n04"});
@@ -58,7 +59,7 @@ TEST_CASE("a Slurm 22.05 rank's environment names the same allocation", "[schedu
 
   SchedulerChoice choice = choose_scheduler(std::nullopt, env);
   CHECK(choice.kind == SchedulerKind::slurm);
-  Allocation allocation = read_allocation(choice.kind, env, FakeFiles{}, "n02");
+  Allocation allocation = read_allocation(choice.kind, env, FakeFiles{}, FakeCommands{}, "n02");
   CHECK(allocation.hosts == std::vector<std::string>{"n01", "n02", "n03", "n04"});
   CHECK(allocation.slots_per_host == 2);
 }

@@ -4,9 +4,10 @@
 #include "tests/support/fake_files.hpp"
 
 using namespace ezpz;
+using ezpz::testing::FakeCommands;
 using ezpz::testing::FakeFiles;
 
-TEST_CASE("scheduler precedence: flag, EZPZ_SCHEDULER, PBS, Slurm, local", "[scheduler]") {
+TEST_CASE("scheduler precedence: flag, EZPZ_SCHEDULER, Flux, PBS, Slurm, local", "[scheduler]") {
   struct Row {
     std::optional<std::string> flag;
     Env env;
@@ -17,11 +18,25 @@ TEST_CASE("scheduler precedence: flag, EZPZ_SCHEDULER, PBS, Slurm, local", "[sch
   const std::vector<Row> rows = {
       {"slurm", both, SchedulerKind::slurm, "--scheduler slurm"},
       {"LOCAL", both, SchedulerKind::local, "--scheduler LOCAL"},
-      {std::nullopt, {{"EZPZ_SCHEDULER", "slurm"}, {"PBS_JOBID", "1"}}, SchedulerKind::slurm,
+      {std::nullopt,
+       {{"EZPZ_SCHEDULER", "slurm"}, {"PBS_JOBID", "1"}},
+       SchedulerKind::slurm,
        "EZPZ_SCHEDULER=slurm"},
       {std::nullopt, both, SchedulerKind::pbs, "PBS_JOBID is set"},
+      // A Flux instance started inside a PBS job: its own launcher reaches the hosts.
+      {std::nullopt,
+       {{"FLUX_URI", "local:///tmp/flux-1/local-0"}, {"PBS_JOBID", "1.pbs"}},
+       SchedulerKind::flux,
+       "FLUX_URI is set"},
+      {"flux", {}, SchedulerKind::flux, "--scheduler flux"},
+      {std::nullopt,
+       {{"FLUX_URI", ""}, {"SLURM_JOB_ID", "2"}},
+       SchedulerKind::slurm,
+       "SLURM_JOB_ID is set"},
       {std::nullopt, {{"SLURM_JOBID", "2"}}, SchedulerKind::slurm, "SLURM_JOBID is set"},
-      {std::nullopt, {{"SLURM_JOB_ID", ""}}, SchedulerKind::local,
+      {std::nullopt,
+       {{"SLURM_JOB_ID", ""}},
+       SchedulerKind::local,
        "no PBS or Slurm job variables are set"},
       {std::nullopt, {}, SchedulerKind::local, "no PBS or Slurm job variables are set"},
   };
@@ -31,15 +46,17 @@ TEST_CASE("scheduler precedence: flag, EZPZ_SCHEDULER, PBS, Slurm, local", "[sch
     CHECK(choice.rule == row.rule);
   }
   CHECK_THROWS_WITH(choose_scheduler(std::string("lsf"), {}),
-                    "--scheduler: unknown scheduler \"lsf\"; expected pbs, slurm or local");
-  CHECK_THROWS_WITH(choose_scheduler(std::nullopt, {{"EZPZ_SCHEDULER", "sge"}}),
-                    "EZPZ_SCHEDULER: unknown scheduler \"sge\"; expected pbs, slurm or local");
+                    "--scheduler: unknown scheduler \"lsf\"; expected pbs, slurm, flux or local");
+  CHECK_THROWS_WITH(
+      choose_scheduler(std::nullopt, {{"EZPZ_SCHEDULER", "sge"}}),
+      "EZPZ_SCHEDULER: unknown scheduler \"sge\"; expected pbs, slurm, flux or local");
 }
 
 TEST_CASE("pbs nodefile with repeated hosts yields unique hosts in order", "[scheduler]") {
   FakeFiles files{{"/aux/1.pbs", "n02.x\nn02.x\nn01.x\nn01.x\n"}};
-  Allocation allocation = read_allocation(
-      SchedulerKind::pbs, {{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/aux/1.pbs"}}, files, "me");
+  Allocation allocation =
+      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/aux/1.pbs"}},
+                      files, FakeCommands{}, "me");
   CHECK(allocation.hosts == std::vector<std::string>{"n02.x", "n01.x"});
   CHECK(allocation.job_id == "1.pbs");
   CHECK(allocation.slots_per_host == 2);
@@ -49,61 +66,108 @@ TEST_CASE("pbs nodefile with repeated hosts yields unique hosts in order", "[sch
 
 TEST_CASE("pbs nodefile listing each host once is handed to the launcher as is", "[scheduler]") {
   FakeFiles files{{"/aux/1.pbs", "n01\nn02\n"}};
-  Allocation allocation = read_allocation(
-      SchedulerKind::pbs, {{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/aux/1.pbs"}}, files, "me");
+  Allocation allocation =
+      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/aux/1.pbs"}},
+                      files, FakeCommands{}, "me");
   CHECK(allocation.nodefile == "/aux/1.pbs");
   CHECK_FALSE(allocation.slots_per_host);
 }
 
 TEST_CASE("uneven pbs slot counts give no slots per host", "[scheduler]") {
   FakeFiles files{{"/nf", "n01\nn01\nn02\n"}};
-  Allocation allocation =
-      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "1"}, {"PBS_NODEFILE", "/nf"}}, files, "");
+  Allocation allocation = read_allocation(
+      SchedulerKind::pbs, {{"PBS_JOBID", "1"}, {"PBS_NODEFILE", "/nf"}}, files, FakeCommands{}, "");
   CHECK(allocation.hosts.size() == 2);
   CHECK_FALSE(allocation.slots_per_host);
 }
 
 TEST_CASE("broken pbs environments fail naming the variable or file", "[scheduler]") {
   FakeFiles files{{"/empty", "\n# nothing\n"}};
-  CHECK_THROWS_WITH(read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "9.pbs"}}, files, ""),
-                    "PBS_JOBID is set (9.pbs) but PBS_NODEFILE is not: run inside the PBS job, "
-                    "or set --scheduler local");
-  CHECK_THROWS_WITH(read_allocation(SchedulerKind::pbs,
-                                    {{"PBS_JOBID", "9"}, {"PBS_NODEFILE", "/missing"}}, files, ""),
-                    "PBS_NODEFILE: /missing: No such file or directory");
-  CHECK_THROWS_WITH(read_allocation(SchedulerKind::pbs,
-                                    {{"PBS_JOBID", "9"}, {"PBS_NODEFILE", "/empty"}}, files, ""),
-                    "PBS_NODEFILE /empty: no hosts in file");
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "9.pbs"}}, files, FakeCommands{}, ""),
+      "PBS_JOBID is set (9.pbs) but PBS_NODEFILE is not: run inside the PBS job, "
+      "or set --scheduler local");
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "9"}, {"PBS_NODEFILE", "/missing"}}, files,
+                      FakeCommands{}, ""),
+      "PBS_NODEFILE: /missing: No such file or directory");
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::pbs, {{"PBS_JOBID", "9"}, {"PBS_NODEFILE", "/empty"}}, files,
+                      FakeCommands{}, ""),
+      "PBS_NODEFILE /empty: no hosts in file");
 }
 
 TEST_CASE("slurm allocation comes from the nodelist and the tasks asked for", "[scheduler]") {
   Env env = {{"SLURM_JOB_ID", "42"},
              {"SLURM_JOB_NODELIST", "n[01-03],login1"},
              {"SLURM_NTASKS_PER_NODE", "2"}};
-  Allocation allocation = read_allocation(SchedulerKind::slurm, env, FakeFiles{}, "");
+  Allocation allocation =
+      read_allocation(SchedulerKind::slurm, env, FakeFiles{}, FakeCommands{}, "");
   CHECK(allocation.hosts == std::vector<std::string>{"n01", "n02", "n03", "login1"});
   CHECK(allocation.job_id == "42");
   CHECK(allocation.slots_per_host == 2);
   Env old_names = {{"SLURM_JOBID", "43"}, {"SLURM_NODELIST", "nid[001-002]"}};
-  CHECK(read_allocation(SchedulerKind::slurm, old_names, FakeFiles{}, "").hosts.size() == 2);
+  CHECK(read_allocation(SchedulerKind::slurm, old_names, FakeFiles{}, FakeCommands{}, "")
+            .hosts.size() == 2);
 }
 
 TEST_CASE("broken slurm environments fail naming the variable", "[scheduler]") {
-  CHECK_THROWS_WITH(read_allocation(SchedulerKind::slurm, {{"SLURM_JOB_ID", "42"}}, FakeFiles{}, ""),
-                    "SLURM_JOB_ID is set (42) but neither SLURM_JOB_NODELIST nor SLURM_NODELIST is");
-  CHECK_THROWS_WITH(read_allocation(SchedulerKind::slurm,
-                                    {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-"}},
-                                    FakeFiles{}, ""),
-                    "hostlist \"n[1-\": unclosed '['");
   CHECK_THROWS_WITH(
-      read_allocation(SchedulerKind::slurm,
-                      {{"SLURM_JOB_ID", "1"}, {"SLURM_NODELIST", "n1"}, {"SLURM_NTASKS_PER_NODE", "x"}},
-                      FakeFiles{}, ""),
+      read_allocation(SchedulerKind::slurm, {{"SLURM_JOB_ID", "42"}}, FakeFiles{}, FakeCommands{},
+                      ""),
+      "SLURM_JOB_ID is set (42) but neither SLURM_JOB_NODELIST nor SLURM_NODELIST is");
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::slurm, {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-"}},
+                      FakeFiles{}, FakeCommands{}, ""),
+      "hostlist \"n[1-\": unclosed '['");
+  CHECK_THROWS_WITH(
+      read_allocation(
+          SchedulerKind::slurm,
+          {{"SLURM_JOB_ID", "1"}, {"SLURM_NODELIST", "n1"}, {"SLURM_NTASKS_PER_NODE", "x"}},
+          FakeFiles{}, FakeCommands{}, ""),
       "SLURM_NTASKS_PER_NODE=x: expected a positive integer");
 }
 
+TEST_CASE("a flux allocation's hosts are what flux hostlist local prints", "[scheduler]") {
+  const Env env = {{"FLUX_URI", "local:///tmp/flux-1/local-0"}, {"FLUX_ENCLOSING_ID", "f2x5"}};
+  const FakeCommands flux{{"flux hostlist local", "tuolumne[1001-1002],tuolumne1010\n"}};
+  Allocation allocation = read_allocation(SchedulerKind::flux, env, FakeFiles{}, flux, "");
+  CHECK(allocation.scheduler == SchedulerKind::flux);
+  CHECK(allocation.hosts ==
+        std::vector<std::string>{"tuolumne1001", "tuolumne1002", "tuolumne1010"});
+  // In the instance's shell FLUX_JOB_ID is unset and the instance's own id is enclosing.
+  CHECK(allocation.job_id == "f2x5");
+  CHECK_FALSE(allocation.slots_per_host);
+  Env in_a_job = env;
+  in_a_job["FLUX_JOB_ID"] = "f3Ab";
+  CHECK(read_allocation(SchedulerKind::flux, in_a_job, FakeFiles{}, flux, "").job_id == "f3Ab");
+}
+
+TEST_CASE("broken flux environments fail naming the variable or the program", "[scheduler]") {
+  const Env env = {{"FLUX_URI", "local:///tmp/f"}};
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::flux, {}, FakeFiles{}, FakeCommands{}, ""),
+      "FLUX_URI is not set: run inside a Flux instance (flux alloc, flux batch), or set "
+      "--scheduler local");
+  CHECK_THROWS_WITH(
+      read_allocation(SchedulerKind::flux, env, FakeFiles{}, FakeCommands{}, ""),
+      "FLUX_URI is set (local:///tmp/f) but flux hostlist local failed: flux is not on PATH; run "
+      "inside the Flux instance, or set --scheduler local");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::flux, env, FakeFiles{},
+                                    FakeCommands{{"flux hostlist local", "\n"}}, ""),
+                    "flux hostlist local: no hosts");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::flux, env, FakeFiles{},
+                                    FakeCommands{{"flux hostlist local", "n[1-\n"}}, ""),
+                    "flux hostlist local: hostlist \"n[1-\": unclosed '['");
+  CHECK_THROWS_WITH(read_allocation(SchedulerKind::flux, env, FakeFiles{},
+                                    FakeCommands{{"flux hostlist local", "n1,a;b"}}, ""),
+                    "flux hostlist local: \"a;b\" is not a host name: it holds \";\" (letters, "
+                    "digits, '-', '_' and '.' only)");
+}
+
 TEST_CASE("no scheduler means this host alone", "[scheduler]") {
-  Allocation allocation = read_allocation(SchedulerKind::local, {}, FakeFiles{}, "laptop");
+  Allocation allocation =
+      read_allocation(SchedulerKind::local, {}, FakeFiles{}, FakeCommands{}, "laptop");
   CHECK(allocation.hosts == std::vector<std::string>{"laptop"});
   CHECK(allocation.scheduler == SchedulerKind::local);
 }
@@ -141,7 +205,7 @@ TEST_CASE("a hostfile line that is not a host name is refused with its line", "[
                         "\"... (300 characters) is not a host name: 300 characters (at most 253)");
   CHECK_THROWS_WITH(read_allocation(SchedulerKind::slurm,
                                     {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-2],a;b"}},
-                                    FakeFiles{}, ""),
+                                    FakeFiles{}, FakeCommands{}, ""),
                     "SLURM_JOB_NODELIST: \"a;b\" is not a host name: it holds \";\" (letters, "
                     "digits, '-', '_' and '.' only)");
 }

@@ -7,10 +7,10 @@
 
 namespace ezpz {
 
-enum class SchedulerKind { local, pbs, slurm };
+enum class SchedulerKind { local, pbs, slurm, flux };
 
 std::string_view to_string(SchedulerKind kind);
-// "pbs", "slurm", "local" (also "none"), any case; nullopt otherwise.
+// "pbs", "slurm", "flux", "local" (also "none"), any case; nullopt otherwise.
 std::optional<SchedulerKind> scheduler_from_string(std::string_view text);
 
 struct Allocation {

@@ -23,8 +23,8 @@ struct ValueWords {
 };
 constexpr std::array<ValueWords, 5> k_value_words = {{
     {"--machine", "@machines"},
-    {"--scheduler", "pbs slurm local"},
-    {"--launcher", "pals hydra openmpi srun torchrun"},
+    {"--scheduler", "pbs slurm flux local"},
+    {"--launcher", "pals hydra openmpi srun flux torchrun"},
     {"--color", "auto always never"},
     {"--signal", "TERM INT KILL HUP QUIT USR1 USR2"},
 }};

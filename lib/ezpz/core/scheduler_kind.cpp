@@ -11,10 +11,11 @@ namespace {
 
 // The first row for a kind is its canonical spelling; "none" is what users
 // say when there is no scheduler, so it reads as local.
-constexpr std::array<std::pair<std::string_view, SchedulerKind>, 4> k_scheduler_names = {{
+constexpr std::array<std::pair<std::string_view, SchedulerKind>, 5> k_scheduler_names = {{
     {"local", SchedulerKind::local},
     {"pbs", SchedulerKind::pbs},
     {"slurm", SchedulerKind::slurm},
+    {"flux", SchedulerKind::flux},
     {"none", SchedulerKind::local},
 }};
 

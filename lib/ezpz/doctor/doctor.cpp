@@ -155,7 +155,8 @@ const std::array<Contract, 2> k_contracts = {{
 
 // The job variables of the schedulers other than `kind` that are also set.
 std::vector<std::string> other_job_variables(const Snapshot& s, SchedulerKind kind) {
-  const std::array<std::pair<SchedulerKind, std::string_view>, 3> k_job_vars = {{
+  const std::array<std::pair<SchedulerKind, std::string_view>, 4> k_job_vars = {{
+      {SchedulerKind::flux, "FLUX_URI"},
       {SchedulerKind::pbs, "PBS_JOBID"},
       {SchedulerKind::slurm, "SLURM_JOB_ID"},
       {SchedulerKind::slurm, "SLURM_JOBID"},
@@ -172,7 +173,7 @@ std::vector<std::string> other_job_variables(const Snapshot& s, SchedulerKind ki
 CheckResult check_scheduler(const Snapshot& s, const Derived&) {
   if (!s.scheduler) {
     return result(k_scheduler, Status::error, s.scheduler_error,
-                  "pass --scheduler pbs, slurm or local, or unset EZPZ_SCHEDULER");
+                  "pass --scheduler pbs, slurm, flux or local, or unset EZPZ_SCHEDULER");
   }
   std::string detected = describe_scheduler(s);
   for (const Contract& contract : k_contracts) {

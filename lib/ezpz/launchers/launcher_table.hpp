@@ -61,6 +61,9 @@ struct RankVariables {
   const char* local_size_list = nullptr;
   const char* node = nullptr;  // this host's index, from 0
   const char* host = nullptr;  // this host's name as the launcher's host list spells it
+  // The host count, from a launcher that gives no count per host (Flux's FLUX_JOB_NNODES): each
+  // host holds size / hosts ranks, the share of its block placement, when that divides.
+  const char* host_count = nullptr;
 };
 
 // When the words of a failure report (`what`) mean the rank died of a signal.
@@ -95,7 +98,7 @@ struct LauncherRow {
   List<LauncherFlavour, 2> flavours{};
   std::string_view install{};  // where the launcher comes from, when it is missing
   ArgvForm argv_form = ArgvForm::flags;
-  List<std::string_view, 2> leading{};  // fixed flags right after the program
+  List<std::string_view, 3> leading{};  // fixed flags right after the program
   // A flag ending in '=' takes its value in the same word ("--np=8"); others the next word.
   std::string_view np{};      // flag for the total ranks
   std::string_view ppn{};     // flag for ranks per host
@@ -110,7 +113,7 @@ struct LauncherRow {
   // Whether it sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
   bool sets_rank_env = false;
   // Whether it can put fewer ranks on the last host (-n 3 at 2 per host): all but torchrun,
-  // whose --nproc_per_node is one count for every host.
+  // whose --nproc_per_node is one count for every host, and Flux, which takes no rank count.
   bool fills_in_order = true;
   // The dialect of the program that starts it on several hosts (torchrun: Hydra); empty: itself.
   std::string_view multi_host_dialect{};
@@ -128,7 +131,7 @@ struct LauncherRow {
 // `--version` markers: Hydra (whose output mentions "slurm") comes before Slurm. Open MPI's mpirun
 // names itself "Open MPI", its other names (mpirun.openmpi, orterun) "OpenRTE". Unverified: no
 // Cray PALS or ALPS was at hand; their programs are assumed to name themselves.
-inline constexpr std::array<LauncherRow, 6> k_launchers = {{
+inline constexpr std::array<LauncherRow, 7> k_launchers = {{
     {.name = "pals",
      .programs = {"mpiexec"},
      .flavours = {{"Cray PALS", {"PALS"}}},
@@ -242,6 +245,33 @@ inline constexpr std::array<LauncherRow, 6> k_launchers = {{
                           3,
                           {SignalTest::unless_words_start, "Exited with exit code"}}},
      .pmi_hint = "--launcher-arg=--mpi=pmi2"},
+    // Flux (flux-core 0.60 and later; golden only: Flux is not installable here).
+    // flux-run(1): -N and --tasks-per-node ("per-resource" options) place exactly ppn ranks on
+    // each of N nodes, which are then the job's alone; -n ("per-task") may not be given with
+    // them, so the world size is N x ppn and ranks fill hosts evenly. --requires=host:LIST
+    // (RFC 35 constraint, RFC 29 hostlist) restricts the nodes to ezpz's hosts. Flux copies the
+    // submitting environment by default. -u: output as it is printed; exit-on-error
+    // (flux-shell-options(7)): the first rank to fail ends the job, as srun's
+    // --kill-on-bad-exit; cpu-affinity takes off, on, per-task or map:LIST. `flux --version`
+    // runs `flux version`, whose "libflux-core:" line names it. Per-rank variables:
+    // flux-environment(7); no count of this host's ranks (ezpz's exported LOCAL_WORLD_SIZE,
+    // --tasks-per-node, stays for ezpz-rankenv). No per-task failure line is documented:
+    // ezpz-rankenv's own report names a failed rank.
+    {.name = "flux",
+     .programs = {"flux"},
+     .flavours = {{"Flux", {"libflux-core"}}},
+     .install = "run inside a Flux instance (flux alloc, flux batch), where flux-core is",
+     .leading = {"run", "-u", "--setopt=exit-on-error"},
+     .ppn = "--tasks-per-node=",
+     .nnodes = "-N",
+     .hosts = "--requires=host:",
+     .hosts_form = HostsForm::hostlist,
+     .cpu_bind = "--setopt=cpu-affinity=",
+     .fills_in_order = false,
+     .rank_variables = {.rank = "FLUX_TASK_RANK",
+                        .local_rank = "FLUX_TASK_LOCAL_ID",
+                        .size = "FLUX_JOB_SIZE",
+                        .host_count = "FLUX_JOB_NNODES"}},
     // Its command line is torchrun_argv's; on several hosts it reads Hydra's hostfile.
     {.name = "torchrun",
      .programs = {"torchrun"},

@@ -23,11 +23,11 @@ const LauncherRow* launcher_row(std::string_view name) {
 
 namespace {
 
-// A flag ending in '=' takes its value in the same word ("--np=8"); others
-// take it as the next word ("-n 8").
+// A flag ending in '=' or ':' takes its value in the same word ("--np=8",
+// "--requires=host:n[1-2]"); others take it as the next word ("-n 8").
 void add_flag(std::vector<std::string>& argv, std::string_view flag, const std::string& value) {
   if (flag.empty()) return;
-  if (flag.back() == '=') {
+  if (flag.back() == '=' || flag.back() == ':') {
     argv.push_back(fmt::format("{}{}", flag, value));
   } else {
     argv.emplace_back(flag);

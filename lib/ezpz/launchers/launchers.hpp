@@ -44,7 +44,7 @@ struct FoundFlavour {
 // The row of a dialect, by its name or one users type for it; nullptr for an unknown name.
 const LauncherRow* launcher_row(std::string_view name);
 
-// The names of all dialects, for messages: "pals, hydra, openmpi, srun, torchrun, aprun".
+// The names of all dialects, for messages: "pals, hydra, openmpi, srun, flux, torchrun, aprun".
 std::string known_launchers();
 // A dialect's name or one users type for it ("mpich", "ompi").
 bool is_known_launcher(std::string_view name);
@@ -86,14 +86,15 @@ std::string missing_root_assignments(std::string_view dialect, const Env& env);
 // Throws Error for an unknown dialect name.
 std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input);
 
-// Whether the launcher takes its hosts from a hostfile (srun takes a hostlist).
+// Whether the launcher takes its hosts from a hostfile (srun and flux take a hostlist).
 bool launcher_takes_hostfile(std::string_view dialect);
 
 // Whether the launcher sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
 bool launcher_sets_rank_env(std::string_view dialect);
 
 // Whether the launcher can put fewer ranks on the last host (-n 3 at 2 per host):
-// all but torchrun, whose --nproc_per_node is one count for every host.
+// all but torchrun, whose --nproc_per_node is one count for every host, and flux, whose
+// --tasks-per-node is too (flux-run(1) refuses -n beside it).
 bool launcher_fills_in_order(std::string_view dialect);
 
 // The --cpu-bind value a profile implies for `ppn` ranks per host; empty for none.

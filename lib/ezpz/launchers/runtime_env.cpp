@@ -15,7 +15,7 @@
 namespace ezpz::runtime {
 namespace {
 
-// One launcher's per-rank variables. `node` and `local_size_list` are empty
+// One launcher's per-rank variables. `node`, `local_size_list` and `hosts` are empty
 // where the launcher has none.
 struct Family {
   std::string_view label;
@@ -25,6 +25,9 @@ struct Family {
   std::string_view local_size;
   std::string_view local_size_list;  // Slurm's compressed per-node counts, "2(x3),1"
   std::string_view node;
+  // The host count, from a launcher that gives no count per host (Flux's FLUX_JOB_NNODES):
+  // each host holds size / hosts ranks, the share of its block placement, when that divides.
+  std::string_view hosts = {};
 };
 
 std::string_view name_or_empty(const char* name) {
@@ -40,16 +43,17 @@ Family family_of(const LauncherRow& row) {
           name_or_empty(v.local_rank),
           name_or_empty(v.local_size),
           name_or_empty(v.local_size_list),
-          name_or_empty(v.node)};
+          name_or_empty(v.node),
+          name_or_empty(v.host_count)};
 }
 
-// Order matters: torch's own contract first; PALS before Hydra because Cray
-// PMI also sets PMI_RANK; Slurm before Open MPI because mpirun is the rarest
-// here; then the other launchers that name both the rank and the size.
+// Order matters: torch's own contract first; PALS and Flux before Hydra because
+// Cray PMI and Flux's PMI also set PMI_RANK; Slurm before Open MPI because mpirun
+// is the rarest here; then the other launchers that name both the rank and the size.
 std::vector<Family> make_families() {
   std::vector<Family> families = {
       {"torch env://", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "", ""}};
-  constexpr std::array<std::string_view, 3> k_first = {"pals", "hydra", "srun"};
+  constexpr std::array<std::string_view, 4> k_first = {"pals", "flux", "hydra", "srun"};
   for (std::string_view name : k_first) {
     for (const LauncherRow& row : k_launchers) {
       if (row.name == name) families.push_back(family_of(row));
@@ -102,15 +106,30 @@ struct LocalSize {
   std::string_view name;  // the variable it came from, for messages
 };
 
+// The host count's even share of `size`. An uneven one is reported: the share of this
+// host is unknown, and assuming one host would send other hosts' ranks to 127.0.0.1.
+std::optional<int> even_share(const Env& env, const Family& family, std::optional<int> size,
+                              Problems& problems) {
+  auto hosts = count_var(env, family.hosts, problems);
+  if (!hosts || !size || *hosts < 1) return std::nullopt;
+  if (*size % *hosts == 0) return *size / *hosts;
+  problems.add(
+      fmt::format("{}={} ranks on {}={} hosts: ranks per host differ, and {} does not "
+                  "say how many are on this one; start it with ezpz launch",
+                  family.size, *size, family.hosts, *hosts, family.label));
+  return std::nullopt;
+}
+
 // The per-node list (Slurm's step layout, exact even when ranks per node
-// differ) when there is one, else the family's plain count.
+// differ) when there is one, else the family's plain count, else the hosts' even share.
 LocalSize local_size_of(const Env& env, const Family& family, std::optional<int> node,
-                        Problems& problems) {
+                        std::optional<int> size, Problems& problems) {
   auto list =
       family.local_size_list.empty() ? std::nullopt : get_nonempty(env, family.local_size_list);
   if (list && node) {
     if (auto count = tasks_on_node(*list, *node)) return {*count, family.local_size_list};
   }
+  if (!family.hosts.empty()) return {even_share(env, family, size, problems), family.hosts};
   return {count_var(env, family.local_size, problems), family.local_size};
 }
 
@@ -156,7 +175,7 @@ RankInfo rank_info_from_family(const Env& env, const Family& family) {
   auto size = count_var(env, family.size, problems);
   auto local_rank = count_var(env, family.local_rank, problems);
   auto node = count_var(env, family.node, problems);
-  LocalSize local = local_size_of(env, family, node, problems);
+  LocalSize local = local_size_of(env, family, node, size, problems);
   if (rank && !size && !get_nonempty(env, family.size)) {
     problems.add(fmt::format("{}={} is set but {} is not", family.rank, *rank, family.size));
   }

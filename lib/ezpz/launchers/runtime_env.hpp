@@ -24,10 +24,11 @@ struct RankInfo {
 };
 
 // The torch env:// variables first (what `ezpz launch` and torchrun set), then
-// a bare launcher's own: Cray PALS, MPICH Hydra, Slurm srun, Open MPI. The
+// a bare launcher's own: Cray PALS, Flux, MPICH Hydra, Slurm srun, Open MPI. The
 // first family whose rank variable is set wins, and all four numbers come from
 // that family, so a stale PMI_RANK from an outer job cannot mix in. Missing
-// local variables mean one host (local = global). No variables: rank 0 of 1.
+// local variables mean one host (local = global); Flux, which counts only hosts
+// (FLUX_JOB_NNODES), gives each host an even share. No variables: rank 0 of 1.
 // Throws Error naming the variable when a value is not a count, or when the
 // numbers contradict each other (RANK=4 with WORLD_SIZE=2).
 RankInfo rank_info_from_env(const Env& env);

@@ -224,7 +224,7 @@ void read_fields(const Reader& r, const YAML::Node& node, const Where& at,
 
 // ---- the schema ----------------------------------------------------------
 
-constexpr std::array<std::string_view, 3> k_scheduler_names = {"pbs", "slurm", "local"};
+constexpr std::array<std::string_view, 4> k_scheduler_names = {"pbs", "slurm", "flux", "local"};
 constexpr std::array<std::string_view, 4> k_devices = {"cuda", "xpu", "rocm", "cpu"};
 constexpr std::array<std::string_view, 6> k_backends = {"nccl", "rccl", "xccl",
                                                         "ccl",  "gloo", "mpi"};
@@ -663,9 +663,10 @@ std::optional<ProfileChoice> match_hostname(const std::vector<MachineProfile>& p
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<SchedulerKind, std::string_view>, 3> k_generic_profiles = {{
+constexpr std::array<std::pair<SchedulerKind, std::string_view>, 4> k_generic_profiles = {{
     {SchedulerKind::pbs, "generic-pbs"},
     {SchedulerKind::slurm, "generic-slurm"},
+    {SchedulerKind::flux, "generic-flux"},
     {SchedulerKind::local, "local"},
 }};
 

@@ -126,7 +126,7 @@ std::optional<SchedulerKind> fallback_for(const MachineProfile& profile);
 
 // --machine > EZPZ_MACHINE > hostname match (first in name order, env
 // conditions must hold) > the scheduler's generic profile (generic-pbs,
-// generic-slurm, local). Throws Error for an unknown name.
+// generic-slurm, generic-flux, local). Throws Error for an unknown name.
 ProfileChoice select_profile(const std::vector<MachineProfile>& profiles,
                              const std::optional<std::string>& flag, const Env& env,
                              std::string_view hostname, SchedulerKind scheduler);

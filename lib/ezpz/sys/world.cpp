@@ -158,6 +158,19 @@ std::optional<std::string> run_captured(std::vector<std::string> argv, const Env
   return out;
 }
 
+std::string RealCommandReader::output(const std::vector<std::string>& argv) const {
+  auto path = find_program(argv.front(), env_);
+  if (!path) throw Error(fmt::format("{} is not on PATH", argv.front()));
+  std::vector<std::string> resolved = argv;
+  resolved.front() = *path;
+  auto out = run_captured(std::move(resolved), env_);
+  if (!out) {
+    throw Error(fmt::format("it failed, or did not answer within {} s",
+                            std::chrono::seconds(k_probe_timeout).count()));
+  }
+  return *out;
+}
+
 namespace {
 
 // ---- Profile search path ---------------------------------------------------

@@ -31,6 +31,17 @@ class RealFileReader : public FileReader {
   std::string read(const std::string& path) const override;
 };
 
+// Runs a program on `env`'s PATH for its output (Flux's hosts), within run_captured's limits.
+class RealCommandReader : public CommandReader {
+ public:
+  explicit RealCommandReader(const Env& env) : env_(env) {}
+  // Throws Error("flux is not on PATH") or Error("it failed, or did not answer within 2 s").
+  std::string output(const std::vector<std::string>& argv) const override;
+
+ private:
+  const Env& env_;
+};
+
 // The whole file, or nullopt when it cannot be read (for optional files: caches, summaries).
 std::optional<std::string> read_file_if_present(const std::string& path);
 

@@ -174,11 +174,11 @@ TEST_CASE("doctor: scheduler detected, and consistent", "[doctor]") {
        [](Snapshot& s) {
          s.scheduler.reset();
          s.scheduler_error =
-             "EZPZ_SCHEDULER: unknown scheduler \"lsf\"; expected pbs, slurm or local";
+             "EZPZ_SCHEDULER: unknown scheduler \"lsf\"; expected pbs, slurm, flux or local";
        },
        {"scheduler", Status::error,
-        "EZPZ_SCHEDULER: unknown scheduler \"lsf\"; expected pbs, slurm or local",
-        "pass --scheduler pbs, slurm or local, or unset EZPZ_SCHEDULER"}},
+        "EZPZ_SCHEDULER: unknown scheduler \"lsf\"; expected pbs, slurm, flux or local",
+        "pass --scheduler pbs, slurm, flux or local, or unset EZPZ_SCHEDULER"}},
       {"PBS_JOBID without PBS_NODEFILE",
        [](Snapshot& s) {
          s.env.erase("PBS_NODEFILE");
@@ -216,6 +216,19 @@ TEST_CASE("doctor: scheduler detected, and consistent", "[doctor]") {
       {"PBS and Slurm variables both set",
        [](Snapshot& s) { s.env["SLURM_JOB_ID"] = "9"; },
        {"scheduler", Status::warn, "pbs, job 1.pbs (PBS_JOBID is set); SLURM_JOB_ID is set too",
+        "pass --scheduler (or set EZPZ_SCHEDULER) to say which scheduler runs this job"}},
+      {"a Flux instance inside a PBS job",
+       [](Snapshot& s) {
+         s.env["FLUX_URI"] = "local:///tmp/flux-1/local-0";
+         s.scheduler = SchedulerKind::flux;
+         s.scheduler_rule = "FLUX_URI is set";
+         s.allocation->job_id = "f2x5";
+       },
+       {"scheduler", Status::warn, "flux, job f2x5 (FLUX_URI is set); PBS_JOBID is set too",
+        "pass --scheduler (or set EZPZ_SCHEDULER) to say which scheduler runs this job"}},
+      {"--scheduler pbs inside a Flux instance",
+       [](Snapshot& s) { s.env["FLUX_URI"] = "local:///tmp/flux-1/local-0"; },
+       {"scheduler", Status::warn, "pbs, job 1.pbs (PBS_JOBID is set); FLUX_URI is set too",
         "pass --scheduler (or set EZPZ_SCHEDULER) to say which scheduler runs this job"}},
       {"no scheduler",
        run_local,
@@ -351,7 +364,8 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
       {"unknown --launcher",
        [](Snapshot& s) { s.launcher_flag = "mpirun"; },
        {"launcher", Status::error,
-        "unknown launcher \"mpirun\"; expected one of pals, hydra, openmpi, srun, torchrun, aprun",
+        "unknown launcher \"mpirun\"; expected one of pals, hydra, openmpi, srun, flux, torchrun, "
+        "aprun",
         "pass --launcher with one of those names"}},
       {"not on PATH",
        [](Snapshot& s) { s.launcher_path.reset(); },
@@ -995,7 +1009,7 @@ TEST_CASE("doctor: an exception inside a check is that check's error; the others
   Snapshot s = healthy();
   s.trainer_probe.out = R"({"libtorch":"x","devices":{"cpu":"one"},"backends":[]})";
   s.scheduler.reset();
-  s.scheduler_error = "EZPZ_SCHEDULER: unknown scheduler \"x\"; expected pbs, slurm or local";
+  s.scheduler_error = "EZPZ_SCHEDULER: unknown scheduler \"x\"; expected pbs, slurm, flux or local";
   std::vector<CheckResult> results = run_checks(s);
   std::vector<std::string> names;
   for (const CheckResult& r : results) names.push_back(r.name);

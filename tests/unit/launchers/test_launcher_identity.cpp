@@ -42,6 +42,11 @@ TEST_CASE("--version output names the implementation and its version", "[launche
       {"mpirun.openmpi (OpenRTE) 4.1.4\n\nReport bugs to http://www.open-mpi.org/\n", k_ompi},
       {"Intel(R) MPI Library for Linux* OS, Version 2021.10\n", {"Intel MPI", "2021.10"}},
       {"slurm 23.02.7\n", {"Slurm", "23.02.7"}},
+      // `flux --version` runs `flux version` (flux-core's src/cmd/builtin/version.c).
+      {"commands:    \t\t0.60.0\nlibflux-core:\t\t0.60.0\nbroker:  \t\t0.60.0\n"
+       "FLUX_URI:\t\tlocal:///tmp/flux-x/local-0\nbuild-options:\t\t+hwloc.api==2.8.0"
+       "+zmq==4.3.4\n",
+       {"Flux", "0.60.0"}},
       {"mpiexec 9.9 (acme)\n", k_unknown},
       {"", k_unknown},
   };

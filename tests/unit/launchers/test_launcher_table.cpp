@@ -25,7 +25,8 @@ TEST_CASE("every launcher row is whole", "[launcher_table]") {
       CHECK(!flavour.markers.empty());
     }
     if (row.argv_form == ArgvForm::flags) {
-      CHECK(!row.np.empty());
+      // A launcher without a rank count (Flux) places ppn ranks on each of its hosts.
+      CHECK((!row.np.empty() || (!row.nnodes.empty() && !row.fills_in_order)));
       CHECK(!row.ppn.empty());
       CHECK(!row.hosts.empty());
       CHECK(!row.flavours.empty());  // its program's identity is checked before it runs

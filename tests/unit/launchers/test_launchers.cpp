@@ -82,9 +82,15 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
   CHECK(launcher_argv("srun", input) ==
         std::vector<std::string>{"srun", "-u", "--kill-on-bad-exit=1", "-N", "2", "-n", "4",
                                  "--ntasks-per-node=2", "--nodelist=n[01-02]"});
-  CHECK_THROWS_WITH(
-      launcher_argv("lsf", input),
-      "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, torchrun, aprun");
+  // flux-run(1): per-resource options only (-n may not be given with --tasks-per-node).
+  CHECK(launcher_argv("flux", input) ==
+        std::vector<std::string>{"flux", "run", "-u", "--setopt=exit-on-error", "-N", "2",
+                                 "--tasks-per-node=2", "--requires=host:n[01-02]"});
+  input.cpu_bind = {"per-task", 0};
+  CHECK(launcher_argv("flux", input).back() == "--setopt=cpu-affinity=per-task");
+  CHECK_THROWS_WITH(launcher_argv("lsf", input),
+                    "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, flux, "
+                    "torchrun, aprun");
 }
 
 TEST_CASE("aprun takes Cray node ids, PEs per node and the depth binding", "[launchers]") {
@@ -188,6 +194,24 @@ TEST_CASE("ezpz-rankenv's exit report", "[rank_env]") {
         "ezpz-rankenv: rank 0 (pid 9) on n01: killed by signal 9 (SIGKILL)");
 }
 
+// flux run -N 2 --tasks-per-node=2, rank 3 on the second node (flux-environment(7)): Flux
+// says no ranks-per-host count; its PMI plugin sets PMI_RANK/PMI_SIZE too.
+const char* flux_rank_three(const char* name) {
+  static const Vars vars = {{"FLUX_TASK_RANK", "3"}, {"FLUX_TASK_LOCAL_ID", "1"},
+                            {"FLUX_JOB_SIZE", "4"},  {"FLUX_JOB_NNODES", "2"},
+                            {"PMI_RANK", "3"},       {"PMI_SIZE", "4"},
+                            {"MPI_LOCALNRANKS", "9"}};
+  return find_in(vars, name);
+}
+
+TEST_CASE("rank env maps Flux's task variables; ezpz's LOCAL_WORLD_SIZE stays", "[rank_env]") {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(map_rank_env("flux", flux_rank_three) ==
+        Pairs{{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}});
+  // Under Flux, Hydra's stale MPI_LOCALNRANKS is not taken for this host's count.
+  CHECK(rank_host("flux", flux_rank_three, "tuolumne1001") == "tuolumne1001");
+}
+
 TEST_CASE("rank env trusts the launcher's own variables first", "[rank_env]") {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   CHECK(map_rank_env("hydra", hydra_rank_three) ==
@@ -226,7 +250,7 @@ TEST_CASE("launchers answer to the names users type", "[launchers]") {
   CHECK(launcher_argv("ompi", LauncherInput{}) == launcher_argv("openmpi", LauncherInput{}));
   CHECK(launcher_argv("mpich", LauncherInput{}) == launcher_argv("hydra", LauncherInput{}));
   // Messages list each dialect once, by its own name.
-  CHECK(known_launchers() == "pals, hydra, openmpi, srun, torchrun, aprun");
+  CHECK(known_launchers() == "pals, hydra, openmpi, srun, flux, torchrun, aprun");
 }
 
 TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]") {
@@ -237,13 +261,16 @@ TEST_CASE("each dialect's programs, in the order they are tried", "[launchers]")
   CHECK(launcher_programs("pals") == Names{"mpiexec"});
   CHECK(launcher_programs("srun") == Names{"srun"});
   CHECK(launcher_programs("torchrun") == Names{"torchrun"});
+  CHECK(launcher_programs("flux") == Names{"flux"});
   CHECK(launcher_programs("lsf").empty());
-  for (std::string_view dialect : {"pals", "hydra", "openmpi", "srun", "torchrun", "aprun"}) {
+  for (std::string_view dialect :
+       {"pals", "hydra", "openmpi", "srun", "flux", "torchrun", "aprun"}) {
     INFO(dialect);
     CHECK(launcher_argv(dialect, LauncherInput{}).front() == launcher_programs(dialect).front());
   }
   CHECK(expected_flavour("openmpi") == "Open MPI");
   CHECK(expected_flavour("torchrun") == "");
+  CHECK(expected_flavour("flux") == "Flux");
   // torchrun on several hosts is started by Hydra's mpiexec, whose identity is checked.
   CHECK(program_dialect("torchrun", 2) == "hydra");
   CHECK(program_dialect("torchrun", 1) == "torchrun");

@@ -89,6 +89,18 @@ TEST_CASE("the rank comes from the first launcher family whose rank variable is 
         {"SLURM_NODEID", "1"}},
        {2, 3, 0, 1, 1,
         "SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_TASKS_PER_NODE (Slurm)"}},
+      // flux run -N 2 --tasks-per-node=4, rank 5 (flux-environment(7)); Flux's PMI sets
+      // PMI_RANK too, and FLUX_TASK_RANK says whose it is. Hosts hold an even share.
+      {{{"FLUX_TASK_RANK", "5"},
+        {"PMI_RANK", "5"},
+        {"FLUX_JOB_SIZE", "8"},
+        {"FLUX_TASK_LOCAL_ID", "1"},
+        {"FLUX_JOB_NNODES", "2"}},
+       {5, 8, 1, 4, 1,
+        "FLUX_TASK_RANK, FLUX_JOB_SIZE, FLUX_TASK_LOCAL_ID, FLUX_JOB_NNODES (Flux)"}},
+      {{{"FLUX_TASK_RANK", "0"}, {"FLUX_JOB_SIZE", "3"}, {"FLUX_TASK_LOCAL_ID", "0"}},
+       {0, 3, 0, 3, 0,
+        "FLUX_TASK_RANK, FLUX_JOB_SIZE, FLUX_TASK_LOCAL_ID (Flux; one host assumed)"}},
       {{{"OMPI_COMM_WORLD_RANK", "2"},
         {"OMPI_COMM_WORLD_SIZE", "4"},
         {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
@@ -137,6 +149,15 @@ TEST_CASE("bad rank variables are reported by name, all at once", "[runtime]") {
         {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
         {"SLURM_NODEID", "0"}},
        "SLURM_LOCALID=2: not below SLURM_STEP_TASKS_PER_NODE=2"},
+      // flux run -N 2 -n 3: the hosts hold 2 and 1, and no variable says which this is.
+      {{{"FLUX_TASK_RANK", "2"},
+        {"FLUX_JOB_SIZE", "3"},
+        {"FLUX_TASK_LOCAL_ID", "0"},
+        {"FLUX_JOB_NNODES", "2"}},
+       "FLUX_JOB_SIZE=3 ranks on FLUX_JOB_NNODES=2 hosts: ranks per host differ, and Flux does "
+       "not say how many are on this one; start it with ezpz launch"},
+      {{{"FLUX_TASK_RANK", "0"}, {"FLUX_JOB_SIZE", "2"}, {"FLUX_JOB_NNODES", "two"}},
+       "FLUX_JOB_NNODES=two: expected a non-negative integer"},
   };
   for (const Row& row : rows) {
     CHECK(error_of([&] { rank_info_from_env(row.env); }) == row.message);

@@ -99,6 +99,8 @@ TEST_CASE("depth binding and the scheduler names", "[profile]") {
   CHECK(p.cpu_bind == CpuBind{CpuBind::Style::depth, 8, 0, 0, {}});
   CHECK(parse_machine_profile("launcher: srun\nscheduler: slurm\n", "m/s.yaml").scheduler ==
         SchedulerKind::slurm);
+  CHECK(parse_machine_profile("launcher: flux\nscheduler: flux\n", "m/f.yaml").scheduler ==
+        SchedulerKind::flux);
 }
 
 struct BadProfile {
@@ -155,23 +157,28 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
        "machines/x.yaml:2: gpus_per_node: expected an integer, got nothing"},
       // Choices.
       {"launcher: mpirun\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, flux, torchrun, "
+       "aprun, "
        "got "
        "\"mpirun\""},
       {"launcher: PALS\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, flux, torchrun, "
+       "aprun, "
        "got "
        "\"PALS\""},
       {"launcher:\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, flux, torchrun, "
+       "aprun, "
        "got "
        "nothing"},
       {"launcher: Mpich\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, flux, torchrun, "
+       "aprun, "
        "got "
        "\"Mpich\""},
       {"launcher: [ompi]\n",
-       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, torchrun, aprun, "
+       "machines/x.yaml:1: launcher: expected one of pals, hydra, openmpi, srun, flux, torchrun, "
+       "aprun, "
        "got "
        "a list"},
       {L + "launcher_program: \"\"\n",
@@ -181,9 +188,9 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
       {L + "launcher_programs: mpirun\n",
        "machines/x.yaml:2: launcher_programs: unknown key; did you mean \"launcher_program\"?"},
       {L + "scheduler: lsf\n",
-       "machines/x.yaml:2: scheduler: expected one of pbs, slurm, local, got \"lsf\""},
+       "machines/x.yaml:2: scheduler: expected one of pbs, slurm, flux, local, got \"lsf\""},
       {L + "scheduler: none\n",
-       "machines/x.yaml:2: scheduler: expected one of pbs, slurm, local, got \"none\""},
+       "machines/x.yaml:2: scheduler: expected one of pbs, slurm, flux, local, got \"none\""},
       {L + "device: tpu\n",
        "machines/x.yaml:2: device: expected one of cuda, xpu, rocm, cpu, got \"tpu\""},
       {L + "backend: hccl\n",
@@ -577,6 +584,7 @@ const std::map<std::string, Expected> k_bundled = {
     {"perlmutter", {"srun", 4, SchedulerKind::slurm}},
     {"generic-pbs", {"hydra", 0, SchedulerKind::pbs}},
     {"generic-slurm", {"srun", 0, SchedulerKind::slurm}},
+    {"generic-flux", {"flux", 0, SchedulerKind::flux}},
     {"local", {"hydra", 0, SchedulerKind::local}},
 };
 
@@ -644,6 +652,7 @@ TEST_CASE("bundled profiles are chosen by real host names", "[profile]") {
       {"login03", {}, SchedulerKind::local, "local"},
       {"cluster-node-9", {}, SchedulerKind::pbs, "generic-pbs"},
       {"cluster-node-9", {}, SchedulerKind::slurm, "generic-slurm"},
+      {"tuolumne1001", {}, SchedulerKind::flux, "generic-flux"},
       {"my-laptop", {}, SchedulerKind::local, "local"},
   };
   std::vector<MachineProfile> profiles = load_profiles(ezpz::testing::bundled_profile_files());
