@@ -10,25 +10,28 @@
 
 namespace ezpz {
 
-void setup_completion(CLI::App& app, CompletionOptions& o, GlobalOptions& globals) {
-  o.completion =
+CLI::App* setup_completion(CLI::App& app, CompletionOptions& o, GlobalOptions& globals) {
+  o.root = &app;
+  CLI::App* cmd =
       app.add_subcommand("completion", "Print the shell completion script for bash or zsh");
-  add_verbosity_flags(*o.completion, globals);
-  o.completion->add_option("SHELL", o.shell, "bash or zsh")
+  add_verbosity_flags(*cmd, globals);
+  cmd->add_option("SHELL", o.shell, "bash or zsh")
       ->required()
       ->check(CLI::IsMember({"bash", "zsh"}));
-  o.completion->footer(
+  cmd->footer(
       "Examples:\n"
       "  source <(ezpz completion bash)              # this shell only\n"
       "  ezpz completion zsh > ~/.zfunc/_ezpz        # with ~/.zfunc on fpath\n"
       "Installed copies live in share/bash-completion/completions/ezpz and\n"
       "share/zsh/vendor-completions/_ezpz.");
-  o.man = app.add_subcommand("man", "Print the ezpz(1) man page in roff");
-  o.man->group("");  // for the build, not for users: they run `man ezpz`
+  return cmd;
 }
 
-bool completion_parsed(const CompletionOptions& o) {
-  return o.completion->parsed() || o.man->parsed();
+CLI::App* setup_man(CLI::App& app, ManOptions& o, GlobalOptions&) {
+  o.root = &app;
+  CLI::App* cmd = app.add_subcommand("man", "Print the ezpz(1) man page in roff");
+  cmd->group("");  // for the build, not for users: they run `man ezpz`
+  return cmd;
 }
 
 namespace {
@@ -64,14 +67,16 @@ docs::CommandDoc describe(const CLI::App& app) {
 
 }  // namespace
 
-int run_completion(const CompletionOptions& o, const CLI::App& root) {
-  const docs::CommandDoc tree = describe(root);
-  std::string text;
-  if (o.man->parsed())
-    text = docs::man_page(tree, EZPZ_VERSION);
-  else
-    text = o.shell == "zsh" ? docs::zsh_completion(tree) : docs::bash_completion(tree);
+int run_completion(const CompletionOptions& o, const Context&) {
+  const docs::CommandDoc tree = describe(*o.root);
+  const std::string text =
+      o.shell == "zsh" ? docs::zsh_completion(tree) : docs::bash_completion(tree);
   std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+int run_man(const ManOptions& o, const Context&) {
+  std::fputs(docs::man_page(describe(*o.root), EZPZ_VERSION).c_str(), stdout);
   return 0;
 }
 

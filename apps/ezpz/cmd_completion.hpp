@@ -9,19 +9,24 @@
 namespace ezpz {
 
 struct CompletionOptions {
-  std::string shell;  // completion SHELL: bash or zsh
-  CLI::App* completion = nullptr;
-  CLI::App* man = nullptr;
+  std::string shell;               // completion SHELL: bash or zsh
+  const CLI::App* root = nullptr;  // every command, read for their options
 };
 
-// Declares `ezpz completion SHELL` and the unlisted `ezpz man` (the build writes
-// share/man/man1/ezpz.1 with it).
-void setup_completion(CLI::App& app, CompletionOptions& options, GlobalOptions& globals);
+struct ManOptions {
+  const CLI::App* root = nullptr;
+};
 
-// Whether one of them was asked for.
-bool completion_parsed(const CompletionOptions& options);
+// Declares `ezpz completion SHELL`.
+CLI::App* setup_completion(CLI::App& app, CompletionOptions& options, GlobalOptions& globals);
 
-// Prints the completion script or the man page for every command under `root`.
-int run_completion(const CompletionOptions& options, const CLI::App& root);
+// Prints the completion script for every command under the root.
+int run_completion(const CompletionOptions& options, const Context& context);
+
+// Declares the unlisted `ezpz man` (the build writes share/man/man1/ezpz.1 with it).
+CLI::App* setup_man(CLI::App& app, ManOptions& options, GlobalOptions& globals);
+
+// Prints the man page for every command under the root.
+int run_man(const ManOptions& options, const Context& context);
 
 }  // namespace ezpz

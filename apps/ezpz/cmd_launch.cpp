@@ -40,14 +40,15 @@ namespace {
 // The command starts at the first word that is not an ezpz option. A "--"
 // after that word is the command's own; an unknown option before the
 // command is an error, not the command.
-std::vector<std::string> command_words(const LaunchOptions& o) {
+std::vector<std::string> command_words(
+    const LaunchOptions& o, const std::optional<std::vector<std::string>>& after_double_dash) {
   std::vector<std::string> words = o.command;
   if (!words.empty() && words.front().size() > 1 && words.front()[0] == '-') {
     throw Error(fmt::format("launch: unknown option {}; put the command after --", words.front()));
   }
-  if (o.after_double_dash) {
+  if (after_double_dash) {
     if (!words.empty()) words.push_back("--");
-    words.insert(words.end(), o.after_double_dash->begin(), o.after_double_dash->end());
+    words.insert(words.end(), after_double_dash->begin(), after_double_dash->end());
   }
   return words;
 }
@@ -73,7 +74,8 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
-  PreparedLaunch prepared = prepare_launch(o.plan, command_words(o), context);
+  PreparedLaunch prepared =
+      prepare_launch(o.plan, command_words(o, context.after_double_dash), context);
   if (o.plan.dry_run) return print_plan(o.plan, prepared);
   if (!o.no_command_check) check_command(prepared, context);
   return run_attempts(o.attempts, prepared, context);

@@ -17,7 +17,6 @@ struct LaunchOptions {
   AttemptOptions attempts;
   bool no_command_check = false;     // --no-command-check
   std::vector<std::string> command;  // words from the first non-option word, before any "--"
-  std::optional<std::vector<std::string>> after_double_dash;
 };
 
 // Declares `ezpz launch` and its options on `app`.

@@ -64,7 +64,8 @@ CLI::App* setup_submit(CLI::App& app, SubmitOptions& o, GlobalOptions& globals) 
 
 namespace {
 
-std::vector<std::string> command_words(const SubmitOptions& o) {
+std::vector<std::string> command_words(
+    const SubmitOptions& o, const std::optional<std::vector<std::string>>& after_double_dash) {
   if (!o.stray.empty()) {
     const std::string& word = o.stray.front();
     // {:?}: quoted with escapes, so that the error stays on one line.
@@ -73,10 +74,10 @@ std::vector<std::string> command_words(const SubmitOptions& o) {
     }
     throw Error(fmt::format("submit: {:?} before --; put the command after --", word));
   }
-  if (!o.after_double_dash || o.after_double_dash->empty()) {
+  if (!after_double_dash || after_double_dash->empty()) {
     throw Error("no command given: ezpz submit [options] -- COMMAND");
   }
-  return *o.after_double_dash;
+  return *after_double_dash;
 }
 
 struct Target {
@@ -230,7 +231,7 @@ int submit(const SubmitOptions& o, const std::string& script, const std::string&
 }  // namespace
 
 int run_submit(const SubmitOptions& o, const Context& context) {
-  std::vector<std::string> command = command_words(o);
+  std::vector<std::string> command = command_words(o, context.after_double_dash);
   if (o.time) parse_walltime(*o.time);  // refused before anything else is looked at
   Target target = choose_target(o, context.env);
   BatchRequest request = batch_request(o, std::move(command), target, context);

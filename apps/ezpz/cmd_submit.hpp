@@ -27,7 +27,6 @@ struct SubmitOptions {
   bool dry_run = false;
   std::optional<std::string> script_out;
   std::vector<std::string> stray;  // words before "--" that are not options
-  std::optional<std::vector<std::string>> after_double_dash;
 };
 
 // Declares `ezpz submit` and its options on `app`.

@@ -39,15 +39,16 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
 
 namespace {
 
-std::vector<std::string> trainer_words(const TestOptions& o) {
+std::vector<std::string> trainer_words(
+    const TestOptions& o, const std::optional<std::vector<std::string>>& after_double_dash) {
   if (!o.extras.empty()) {
     throw Error(fmt::format(
         "test: {}: not an option of ezpz test nor a trainer flag (ezpz test --help lists both)",
         o.extras.front()));
   }
   std::vector<std::string> words = o.trainer_words;
-  if (o.after_double_dash) {
-    words.insert(words.end(), o.after_double_dash->begin(), o.after_double_dash->end());
+  if (after_double_dash) {
+    words.insert(words.end(), after_double_dash->begin(), after_double_dash->end());
   }
   return words;
 }
@@ -82,7 +83,7 @@ PreparedLaunch prepare(const TestOptions& o, const SmokeCommand& command, const 
 }  // namespace
 
 int run_test(const TestOptions& o, const Context& context) {
-  const std::vector<std::string> words = trainer_words(o);
+  const std::vector<std::string> words = trainer_words(o, context.after_double_dash);
   const smoke::SmokeOptions flags = smoke::parse_flags(words);  // before anything is launched
   const std::string trainer = find_bundled_program(
       context, "ezpz-smoke", "build it with libtorch (cmake -DEZPZ_WITH_SMOKE=ON)");

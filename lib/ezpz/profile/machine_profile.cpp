@@ -159,10 +159,18 @@ EnvList read_env_map(const Reader& r, const YAML::Node& node, const Where& at) {
 
 // ---- keyed structs: a table of fields per struct -------------------------
 
+// How one key is read, and the member it fills: the cache and the view find
+// every key's value through `member` (profile_keys below).
+template <typename T>
+struct Column {
+  void (*read)(const Reader&, const YAML::Node&, const Where&, T&);
+  KeyMember<T> member{};  // none for a key that is refused
+};
+
 template <typename T>
 struct Field {
   std::string_view key;
-  void (*read)(const Reader&, const YAML::Node&, const Where&, T&);
+  Column<T> column;
 };
 
 template <typename M>
@@ -172,12 +180,16 @@ struct MemberOf<V T::*> {
   using type = T;
 };
 
-// The usual row: read the value with `read` and store it in `member`.
 template <auto member, auto read>
-void assign(const Reader& r, const YAML::Node& node, const Where& at,
-            typename MemberOf<decltype(member)>::type& out) {
+void read_into(const Reader& r, const YAML::Node& node, const Where& at,
+               typename MemberOf<decltype(member)>::type& out) {
   out.*member = read(r, node, at);
 }
+
+// The usual row: read the value with `read` and store it in `member`.
+template <auto member, auto read>
+constexpr Column<typename MemberOf<decltype(member)>::type> assign = {read_into<member, read>,
+                                                                      member};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -218,7 +230,7 @@ void read_fields(const Reader& r, const YAML::Node& node, const Where& at,
     auto field = std::find_if(fields.begin(), fields.end(),
                               [&](const Field<T>& f) { return f.key == e.key; });
     if (field == fields.end()) r.fail(e.at, unknown_key_message(e.key, fields));
-    field->read(r, e.value, e.at, out);
+    field->column.read(r, e.value, e.at, out);
   });
 }
 
@@ -504,7 +516,7 @@ constexpr std::array<Field<MachineProfile>, 17> k_profile_fields = {{
     {"master_addr", assign<&P::master_addr, read_string>},
     {"bad_node_patterns", assign<&P::bad_node_patterns, read_bad_node_patterns>},
     {"batch", assign<&P::batch, read_batch>},
-    {"name", reject_name},
+    {"name", {reject_name}},
 }};
 
 // The line of a second document's start ("---" at column 0 after content, or
@@ -550,7 +562,40 @@ YAML::Node load_yaml(const Reader& r, std::string_view text) {
   }
 }
 
+template <typename T, std::size_t N, std::size_t... I>
+constexpr std::array<ProfileKey<T>, N> keys_of(const std::array<Field<T>, N>& fields,
+                                               std::index_sequence<I...>) {
+  return {{{fields[I].key, fields[I].column.member}...}};
+}
+
+template <typename T, std::size_t N>
+constexpr std::array<ProfileKey<T>, N> keys_of(const std::array<Field<T>, N>& fields) {
+  return keys_of(fields, std::make_index_sequence<N>());
+}
+
+constexpr auto k_profile_keys = keys_of(k_profile_fields);
+constexpr auto k_match_keys = keys_of(k_match_fields);
+constexpr auto k_cpu_bind_keys = keys_of(k_cpu_bind_fields);
+constexpr auto k_batch_keys = keys_of(k_batch_fields);
+
 }  // namespace
+
+template <>
+std::span<const ProfileKey<MachineProfile>> profile_keys() {
+  return k_profile_keys;
+}
+template <>
+std::span<const ProfileKey<MachineMatch>> profile_keys() {
+  return k_match_keys;
+}
+template <>
+std::span<const ProfileKey<CpuBind>> profile_keys() {
+  return k_cpu_bind_keys;
+}
+template <>
+std::span<const ProfileKey<BatchDefaults>> profile_keys() {
+  return k_batch_keys;
+}
 
 MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_view source) {
   Reader r{source};

@@ -2,8 +2,10 @@
 // Machine profiles: one YAML file per machine under machines/. Pure: parsing
 // works on text, selection on values; lib/ezpz/sys/ finds and reads files.
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "ezpz/core/allocation.hpp"
@@ -71,6 +73,36 @@ struct MachineProfile {
   BatchDefaults batch;
   bool operator==(const MachineProfile&) const = default;
 };
+
+// The keys of a profile file, for code that stores or shows profiles: each with the
+// member it fills, typed. The cache (profile_cache.cpp) encodes each type once and walks
+// these tables, so a new key needs no code there. Projected from the YAML reader's own
+// field tables, so the two cannot disagree.
+template <typename T>
+using KeyMember =
+    std::variant<std::monostate, std::string T::*, int T::*, std::vector<std::string> T::*,
+                 std::vector<int> T::*, EnvList T::*, std::optional<SchedulerKind> T::*,
+                 CpuBind::Style T::*, CpuBind T::*, MachineMatch T::*,
+                 std::vector<BadNodePattern> T::*, BatchDefaults T::*>;
+
+template <typename T>
+struct ProfileKey {
+  std::string_view key;
+  KeyMember<T> member;  // monostate: a key that fills no member ("name" is refused)
+};
+
+// The keys of each keyed struct, in the reader's order. MachineProfile's name and
+// source come from the file, not from a key.
+template <typename T>
+std::span<const ProfileKey<T>> profile_keys();
+template <>
+std::span<const ProfileKey<MachineProfile>> profile_keys();
+template <>
+std::span<const ProfileKey<MachineMatch>> profile_keys();
+template <>
+std::span<const ProfileKey<CpuBind>> profile_keys();
+template <>
+std::span<const ProfileKey<BatchDefaults>> profile_keys();
 
 // Parses one profile. `source` names the file in errors:
 // "machines/x.yaml:7: gpus_per_node: expected an integer, got \"four\"".

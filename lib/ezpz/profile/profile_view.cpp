@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -44,61 +47,92 @@ std::string profiles_table(const LoadedProfiles& loaded) {
 
 namespace {
 
+// How `show` writes each type a key can hold, walking the reader's key tables
+// (profile_keys), so a new key is shown with no code here. A key left at its
+// default is left out (cpu_bind, launcher and gpus_per_node are always written).
+
 constexpr std::array<const char*, 3> k_bind_styles = {"none", "depth", "list"};
 
-void emit_env(YAML::Emitter& out, const char* key, const EnvList& env) {
+template <typename T>
+concept Keyed = std::same_as<T, MachineMatch> || std::same_as<T, BatchDefaults>;
+
+YAML::Emitter& key(YAML::Emitter& out, std::string_view name) {
+  return out << YAML::Key << std::string(name) << YAML::Value;
+}
+
+void emit(YAML::Emitter& out, std::string_view name, const std::string& text) {
+  if (!text.empty()) key(out, name) << text;
+}
+
+void emit(YAML::Emitter& out, std::string_view name, int number) {
+  key(out, name) << number;
+}
+
+template <typename Item>
+void emit(YAML::Emitter& out, std::string_view name, const std::vector<Item>& items) {
+  if (!items.empty()) key(out, name) << YAML::Flow << items;
+}
+
+void emit(YAML::Emitter& out, std::string_view name, const EnvList& env) {
   if (env.empty()) return;
-  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
-  for (const auto& [name, value] : env) {
-    out << YAML::Key << name << YAML::Value << std::string(shown_value(name, value));
+  key(out, name) << YAML::BeginMap;
+  for (const auto& [variable, value] : env) {
+    out << YAML::Key << variable << YAML::Value << std::string(shown_value(variable, value));
   }
   out << YAML::EndMap;
 }
 
-void emit_list(YAML::Emitter& out, const char* key, const std::vector<std::string>& words) {
-  if (words.empty()) return;
-  out << YAML::Key << key << YAML::Value << YAML::Flow << words;
+void emit(YAML::Emitter& out, std::string_view name, const std::optional<SchedulerKind>& kind) {
+  if (kind) key(out, name) << std::string(to_string(*kind));
 }
 
-void emit_text(YAML::Emitter& out, const char* key, const std::string& text) {
-  if (!text.empty()) out << YAML::Key << key << YAML::Value << text;
+void emit(YAML::Emitter& out, std::string_view name, CpuBind::Style style) {
+  key(out, name) << k_bind_styles[static_cast<size_t>(style)];
 }
 
-void emit_match(YAML::Emitter& out, const MachineMatch& match) {
-  if (match.hostnames.empty() && match.env.empty()) return;
-  out << YAML::Key << "match" << YAML::Value << YAML::BeginMap;
-  emit_list(out, "hostnames", match.hostnames);
-  emit_env(out, "env", match.env);
-  out << YAML::EndMap;
-}
-
-void emit_cpu_bind(YAML::Emitter& out, const CpuBind& bind) {
-  out << YAML::Key << "cpu_bind" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "style" << YAML::Value << k_bind_styles[static_cast<size_t>(bind.style)];
-  if (bind.style == CpuBind::Style::depth) out << YAML::Key << "depth" << YAML::Value << bind.depth;
+// Always, with the numbers its style uses.
+void emit(YAML::Emitter& out, std::string_view name, const CpuBind& bind) {
+  key(out, name) << YAML::BeginMap;
+  emit(out, "style", bind.style);
+  if (bind.style == CpuBind::Style::depth) emit(out, "depth", bind.depth);
   if (bind.style == CpuBind::Style::list) {
-    out << YAML::Key << "sockets" << YAML::Value << bind.sockets;
-    out << YAML::Key << "cores_per_socket" << YAML::Value << bind.cores_per_socket;
-    if (!bind.reserved_cores.empty())
-      out << YAML::Key << "reserved_cores" << YAML::Value << YAML::Flow << bind.reserved_cores;
+    emit(out, "sockets", bind.sockets);
+    emit(out, "cores_per_socket", bind.cores_per_socket);
+    emit(out, "reserved_cores", bind.reserved_cores);
   }
   out << YAML::EndMap;
 }
 
-void emit_bad_node_patterns(YAML::Emitter& out, const std::vector<BadNodePattern>& patterns) {
+// Quoted: a regular expression is full of characters YAML would read.
+void emit(YAML::Emitter& out, std::string_view name, const std::vector<BadNodePattern>& patterns) {
   if (patterns.empty()) return;
-  out << YAML::Key << "bad_node_patterns" << YAML::Value << YAML::BeginMap;
+  key(out, name) << YAML::BeginMap;
   for (const BadNodePattern& p : patterns)
     out << YAML::Key << p.name << YAML::Value << YAML::SingleQuoted << p.regex;
   out << YAML::EndMap;
 }
 
-void emit_batch(YAML::Emitter& out, const BatchDefaults& batch) {
-  if (batch == BatchDefaults{}) return;
-  out << YAML::Key << "batch" << YAML::Value << YAML::BeginMap;
-  emit_text(out, "filesystems", batch.filesystems);
-  emit_list(out, "directives", batch.directives);
-  emit_list(out, "required", batch.required);
+template <Keyed T>
+void emit(YAML::Emitter& out, std::string_view name, const T& value);
+
+// Each key of T that is set, in the reader's order.
+template <typename T>
+void emit_keys(YAML::Emitter& out, const T& value) {
+  for (const ProfileKey<T>& row : profile_keys<T>()) {
+    std::visit(
+        [&](auto member) {
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>)
+            emit(out, row.key, value.*member);
+        },
+        row.member);
+  }
+}
+
+template <Keyed T>
+void emit(YAML::Emitter& out, std::string_view name, const T& value) {
+  if (value == T{}) return;
+  key(out, name) << YAML::BeginMap;
+  emit_keys(out, value);
   out << YAML::EndMap;
 }
 
@@ -107,23 +141,7 @@ void emit_batch(YAML::Emitter& out, const BatchDefaults& batch) {
 std::string profile_yaml(const MachineProfile& p) {
   YAML::Emitter out;
   out << YAML::BeginMap;
-  emit_text(out, "description", p.description);
-  emit_match(out, p.match);
-  if (p.scheduler)
-    out << YAML::Key << "scheduler" << YAML::Value << std::string(to_string(*p.scheduler));
-  out << YAML::Key << "launcher" << YAML::Value << p.launcher;
-  emit_text(out, "launcher_program", p.launcher_program);
-  out << YAML::Key << "gpus_per_node" << YAML::Value << p.gpus_per_node;
-  emit_text(out, "device", p.device);
-  emit_text(out, "backend", p.backend);
-  emit_cpu_bind(out, p.cpu_bind);
-  emit_env(out, "env", p.env);
-  emit_list(out, "launcher_args", p.launcher_args);
-  emit_list(out, "mpi_launcher_args", p.mpi_launcher_args);
-  emit_text(out, "network_suffix", p.network_suffix);
-  emit_text(out, "master_addr", p.master_addr);
-  emit_bad_node_patterns(out, p.bad_node_patterns);
-  emit_batch(out, p.batch);
+  emit_keys(out, p);
   out << YAML::EndMap;
   return fmt::format("# {}: {}\n{}\n", p.name, p.source, out.c_str());
 }

@@ -3,6 +3,7 @@
 #include "ezpz/profile/profile_view.hpp"
 
 #include "tests/catch.hpp"
+#include "tests/support/every_key.hpp"
 #include "tests/support/files.hpp"
 
 namespace ezpz {
@@ -57,6 +58,14 @@ TEST_CASE("every bundled profile, shown, loads back unchanged", "[machines]") {
     INFO(p.name << ":\n" << profile_yaml(p));
     CHECK(reloaded(p) == p);
   }
+}
+
+TEST_CASE("a profile with every key set, shown, loads back unchanged", "[machines]") {
+  MachineProfile p = parse_machine_profile(testing::k_every_key_profile, "/m/every.yaml");
+  testing::check_every_key_set(p);
+  p.cpu_bind.depth = 0;  // shown with style depth only
+  INFO(profile_yaml(p));
+  CHECK(reloaded(p) == p);
 }
 
 TEST_CASE("values YAML would misread survive the round trip", "[machines]") {
