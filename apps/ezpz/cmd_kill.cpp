@@ -15,6 +15,7 @@
 
 #include "ezpz/core/env.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/signals.hpp"
 #include "ezpz/stage/yeet.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "ezpz/supervise/run_record.hpp"
@@ -125,10 +126,9 @@ int stop(const KillOptions& o, const std::vector<kill::Process>& targets, int si
   }
   int failures = 0;
   for (const sys::SignalResult& r : results) {
-    std::string action =
-        !r.error.empty() ? fmt::format("failed ({}) to signal", r.error)
-        : r.escalated    ? fmt::format("sent {} then SIGKILL to", kill::signal_name(signal))
-                         : fmt::format("sent {} to", kill::signal_name(signal));
+    std::string action = !r.error.empty() ? fmt::format("failed ({}) to signal", r.error)
+                         : r.escalated ? fmt::format("sent {} then SIGKILL to", signal_name(signal))
+                                       : fmt::format("sent {} to", signal_name(signal));
     if (!r.error.empty() || !r.gone) ++failures;
     std::printf("%s%s\n", prefix.c_str(), kill::describe(r.process, action).c_str());
   }

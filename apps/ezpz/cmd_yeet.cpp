@@ -11,6 +11,7 @@
 #include "bundled.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/stage/yeet.hpp"
+#include "ezpz/supervise/kill.hpp"
 #include "ezpz/sys/paths.hpp"
 #include "ezpz/sys/world.hpp"
 
@@ -38,9 +39,9 @@ CLI::App* setup_yeet(CLI::App& app, YeetOptions& o, GlobalOptions& globals) {
                   "Succeed when N nodes (or FRACTION of them) hold the copy (default: all)")
       ->type_name("N|FRACTION");
   cmd->add_option("--failed-file", o.failed_file,
-                  "Where failed nodes are listed, for ezpz launch --exclude-file")
-      ->type_name("FILE")
-      ->capture_default_str();
+                  "Where failed nodes are listed, for ezpz launch --exclude-file (default: "
+                  "$EZPZ_RUN_DIR/yeet-failed-nodes-<job>.txt, else in ~/.cache/ezpz/yeet)")
+      ->type_name("FILE");
   cmd->add_option("--chunk-size", o.chunk_size, "Broadcast chunk (default 4MiB)")
       ->type_name("BYTES")
       ->transform(CLI::AsSizeValue(false));
@@ -101,6 +102,21 @@ std::string progress_mode(const YeetOptions& o) {
   return ::isatty(STDERR_FILENO) ? "tty" : "lines";
 }
 
+// Named by the job as `ezpz kill` reads it: the allocation is not planned yet.
+std::string failed_file(const YeetOptions& o, const Context& context) {
+  if (o.failed_file) {
+    return o.failed_file->empty() || o.failed_file->front() == '/'
+               ? *o.failed_file
+               : sys::current_directory() + "/" + *o.failed_file;
+  }
+  const std::string job_id =
+      kill::job_id_of([&](std::string_view name) { return get_nonempty(context.env, name); });
+  if (auto path = yeet::default_failed_file(context.env, job_id)) return *path;
+  throw Error(
+      "cannot choose where to write the failed nodes: pass --failed-file FILE, or set "
+      "EZPZ_RUN_DIR or HOME");
+}
+
 std::vector<std::string> stager_command(const YeetOptions& o, const Context& context,
                                         const std::string& source, const std::string& destination) {
   std::vector<std::string> argv = {
@@ -113,9 +129,7 @@ std::vector<std::string> stager_command(const YeetOptions& o, const Context& con
     yeet::parse_min_success(*o.min_success);  // a bad value is a usage error here, not on every node
     argv.insert(argv.end(), {"--min-success", *o.min_success});
   }
-  std::string failed = o.failed_file.front() == '/' ? o.failed_file
-                                                    : sys::current_directory() + "/" + o.failed_file;
-  argv.insert(argv.end(), {"--failed-file", failed});
+  argv.insert(argv.end(), {"--failed-file", failed_file(o, context)});
   if (o.chunk_size != (4u << 20)) argv.insert(argv.end(), {"--chunk-size", std::to_string(o.chunk_size)});
   if (o.bwlimit > 0) argv.insert(argv.end(), {"--bwlimit", std::to_string(o.bwlimit)});
   return argv;

@@ -19,7 +19,7 @@ struct YeetOptions {
   bool keep_setuid = false;
   bool checksum = false;
   std::optional<std::string> min_success;
-  std::string failed_file = "ezpz-yeet-failed-nodes.txt";
+  std::optional<std::string> failed_file;  // default: yeet::default_failed_file
   std::size_t chunk_size = 4u << 20;
   std::size_t bwlimit = 0;
   const GlobalOptions* globals = nullptr;

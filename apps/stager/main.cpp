@@ -375,6 +375,8 @@ unsigned long long kernel_read_bytes() {
 
 void write_failed_file(const std::string& path, const std::vector<std::string>& nodes) {
   std::string temporary = path + ".tmp";
+  std::error_code made;  // the default's directory (~/.cache/ezpz/yeet) may not exist yet
+  fs::create_directories(fs::path(path).parent_path(), made);
   std::ofstream out(temporary, std::ios::trunc);
   for (const std::string& node : nodes) out << node << '\n';
   out.close();

@@ -10,7 +10,8 @@ source "$(dirname "$0")/yeet_common.sh"
 require_mpiexec
 start_fake_pbs_job 4
 launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" "$@"; }
-cd "$scratch/work" || exit 1  # where the failed-nodes file goes by default
+cd "$scratch/work" || exit 1  # where the failed-nodes file once went by default
+failed_file="$scratch/run/yeet-failed-nodes-4242.pbs-sim.txt"  # EZPZ_RUN_DIR (lib.sh), the job
 nodes=(n01 n02 n03 n04)
 src="$scratch/src/venv"
 make_venv_tree "$src" 2000
@@ -24,6 +25,16 @@ expect_eq "plan: exit status" 0 "$rc"
 expect_eq "plan: one rank per node" 1 "$(json_number ppn "$out")"
 expect_eq "plan: every node" 4 "$(json_number world_size "$out")"
 expect_true "plan: runs the stager" grep -q 'ezpz-stager",$' <<<"$out"
+expect_eq "plan: the failed nodes go to EZPZ_RUN_DIR, named by the job" "$failed_file" \
+  "$(jq -r '.argv | .[index("--failed-file") + 1]' <<<"$out")"
+run_ezpz plan-cache EZPZ_RUN_DIR= yeet "$src" --dst "$dst_pattern" --dry-run --json
+expect_eq "plan without EZPZ_RUN_DIR: the failed nodes go to the cache" \
+  "$scratch/home/.cache/ezpz/yeet/yeet-failed-nodes-4242.pbs-sim.txt" \
+  "$(jq -r '.argv | .[index("--failed-file") + 1]' <<<"$out")"
+run_ezpz plan-nowhere EZPZ_RUN_DIR= HOME= yeet "$src" --dst "$dst_pattern" --dry-run
+expect_eq "plan with neither EZPZ_RUN_DIR nor HOME: one line, exit 2" \
+  "2 ezpz: error: cannot choose where to write the failed nodes: pass --failed-file FILE, or set EZPZ_RUN_DIR or HOME" \
+  "$rc $err"
 
 # --- first copy: every node, byte for byte, venv moved ------------------------
 yeet first "$src" --dst "$dst_pattern"
@@ -246,13 +257,14 @@ if mount -t tmpfs -o size=2m tmpfs "$scratch/nodes/n03/small" 2>/dev/null; then
   expect_match "full: nothing changed" "nothing changed: 3 of 4 nodes ready, 4 required" "$err"
   expect_eq "full: no partial copy or staging on any node" "" \
     "$(find "$scratch"/nodes/*/small -mindepth 1 2>&1)"
-  expect_eq "full: failed nodes listed" "n03" "$(cat "$scratch/work/ezpz-yeet-failed-nodes.txt" 2>&1)"
+  expect_eq "full: failed nodes listed" "n03" "$(cat "$failed_file" 2>&1)"
+  expect_eq "full: nothing left in the current directory" "" "$(ls -A "$scratch/work")"
   yeet partial "$src" --dst "$scratch/nodes/{host}/small/venv" --min-success 3
   expect_eq "partial: exit status" 0 "$rc"
   expect_match "partial: summary" "3 copied, 0 up to date, 1 failed" "$out"
   expect_moved_copy "partial n01" "$src" "$(node_dst n01 small/venv)"
   expect_eq "partial: n03 holds nothing" "" "$(ls -A "$scratch/nodes/n03/small")"
-  run_ezpz exclude launch --dry-run --json --exclude-file "$scratch/work/ezpz-yeet-failed-nodes.txt" -- true
+  run_ezpz exclude launch --dry-run --json --exclude-file "$failed_file" -- true
   expect_eq "partial: the failed-nodes file excludes n03 from a launch" "n01 n02 n04" \
     "$(tr '\n' ' ' <"$(json_field hostfile "$out")" | sed 's/ $//')"
 else

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -128,6 +129,65 @@ TEST_CASE("find_program searches the given PATH", "[world]") {
     CHECK(ezpz::sys::find_program(dir / "bin1/tool", env) == std::nullopt);
     CHECK(ezpz::sys::find_program("bin2/tool", env) == std::nullopt);
   }
+}
+
+// What execvp() itself runs for `program` from the current directory with PATH `path`: the
+// label the script it runs prints; "" when it runs none.
+std::string label_execvp_runs(const std::string& program, const std::string& path) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::setenv("PATH", path.c_str(), 1);
+    char* argv[] = {const_cast<char*>(program.c_str()), nullptr};
+    ::execvp(program.c_str(), argv);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buffer[256];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, n);
+  ::close(fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  return out;
+}
+
+// The one search of launch, doctor and the command check is execvp's, shape by shape.
+TEST_CASE("find_program finds what execvp runs, on every shape of PATH", "[world]") {
+  TempDir dir;
+  put_script(dir / "work/tool", "echo cwd\n");
+  put_script(dir / "work/rel/tool", "echo rel\n");
+  put_script(dir / "bin/tool", "echo bin\n");
+  fs::create_directories(dir / "dirs/tool");                   // a directory named like it
+  put(dir / "noexec/tool", "echo noexec\n", fs::perms(0644));  // not executable
+  fs::create_directories(dir / "empty");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir / "work");
+  struct Row {
+    std::string path;
+    std::optional<std::string> found;  // what find_program says
+    std::string label;                 // what execvp ran
+  };
+  const std::vector<Row> rows = {
+      {dir / "bin", dir / "bin/tool", "bin\n"},
+      {":" + dir / "bin", "./tool", "cwd\n"},                      // empty entry first
+      {dir / "empty::" + dir / "bin", "./tool", "cwd\n"},          // inside
+      {dir / "empty:", "./tool", "cwd\n"},                         // last
+      {"", "./tool", "cwd\n"},                                     // PATH empty: one empty entry
+      {"rel:" + dir / "bin", "rel/tool", "rel\n"},                 // relative entry
+      {dir / "dirs:" + dir / "bin", dir / "bin/tool", "bin\n"},    // the directory passed over
+      {dir / "noexec:" + dir / "bin", dir / "bin/tool", "bin\n"},  // the file passed over
+      {dir / "dirs:" + dir / "noexec", std::nullopt, ""},          // nothing to run
+  };
+  for (const Row& row : rows) {
+    INFO("PATH=" << row.path);
+    CHECK(ezpz::sys::find_program("tool", Env{{"PATH", row.path}}) == row.found);
+    CHECK(label_execvp_runs("tool", row.path) == row.label);
+  }
+  fs::current_path(before);
+  // PATH unset: the C library's default, as execvp() has it.
+  CHECK(ezpz::sys::find_program("sh", Env{}) == "/bin/sh");
 }
 
 TEST_CASE("look_up_command: what the ranks' PATH and this directory say", "[world]") {

@@ -82,6 +82,13 @@ std::optional<std::string> ezpz_cache_dir(const Env& env) {
   return std::nullopt;
 }
 
+std::optional<std::string> run_file_path(const Env& env, std::string_view subcommand,
+                                         std::string_view name) {
+  if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return fmt::format("{}/{}", *dir, name);
+  if (auto cache = ezpz_cache_dir(env)) return fmt::format("{}/{}/{}", *cache, subcommand, name);
+  return std::nullopt;
+}
+
 std::optional<std::uint64_t> parse_size(std::string_view text) {
   static constexpr std::array<std::pair<std::string_view, int>, 5> k_units = {
       {{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}}};

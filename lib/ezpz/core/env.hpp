@@ -46,6 +46,12 @@ std::pair<std::string, std::string> parse_assignment(std::string_view text, std:
 // nullopt when neither is set.
 std::optional<std::string> ezpz_cache_dir(const Env& env);
 
+// Where a file a subcommand leaves for the user goes unless an option names one (doctor's and
+// yeet's failed-nodes files): $EZPZ_RUN_DIR/<name>, else <ezpz cache dir>/<subcommand>/<name>;
+// nullopt when neither is known. Never the current directory, which may be a checkout.
+std::optional<std::string> run_file_path(const Env& env, std::string_view subcommand,
+                                         std::string_view name);
+
 // A strict non-negative decimal integer, or nullopt ("12", not "12x" or "-1").
 std::optional<long> parse_count(std::string_view text);
 

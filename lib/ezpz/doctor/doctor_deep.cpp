@@ -244,10 +244,8 @@ std::string failed_nodes_text(const std::vector<std::string>& failed, std::strin
 }
 
 std::optional<std::string> default_failed_nodes_path(const Env& env, std::string_view job_id) {
-  std::string name = fmt::format("failed-nodes-{}.txt", job_id.empty() ? "local" : job_id);
-  if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return *dir + "/" + name;
-  if (auto cache = ezpz_cache_dir(env)) return *cache + "/doctor/" + name;
-  return std::nullopt;
+  return run_file_path(env, "doctor",
+                       fmt::format("failed-nodes-{}.txt", job_id.empty() ? "local" : job_id));
 }
 
 }  // namespace ezpz::doctor

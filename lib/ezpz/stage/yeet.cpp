@@ -44,6 +44,11 @@ std::optional<std::string> default_source(const Env& env) {
   return std::nullopt;
 }
 
+std::optional<std::string> default_failed_file(const Env& env, std::string_view job_id) {
+  return run_file_path(env, "yeet",
+                       fmt::format("yeet-failed-nodes-{}.txt", job_id.empty() ? "local" : job_id));
+}
+
 bool is_tarball_name(std::string_view path) {
   for (std::string_view suffix : k_tarball_suffixes) {
     if (ends_with(path, suffix)) return true;

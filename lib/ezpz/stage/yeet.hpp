@@ -24,6 +24,11 @@ bool is_tarball_name(std::string_view path);
 // The source's name without a tarball suffix: /p/venv/ and /p/venv.tar.gz -> "venv".
 std::string source_name(std::string_view source);
 
+// Where the nodes that failed are listed unless --failed-file says: beside doctor's
+// (run_file_path): yeet-failed-nodes-<job>.txt in $EZPZ_RUN_DIR, else in <ezpz cache dir>/yeet;
+// nullopt when neither is known. `job_id` is empty outside a job ("local").
+std::optional<std::string> default_failed_file(const Env& env, std::string_view job_id);
+
 // /tmp/<source name>: node-local on every machine we know.
 std::string default_destination(std::string_view source);
 

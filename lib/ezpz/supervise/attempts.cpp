@@ -6,7 +6,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -15,6 +14,7 @@
 
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/signals.hpp"
 #include "ezpz/launchers/launcher_table.hpp"
 
 namespace ezpz {
@@ -250,14 +250,14 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
   // kernel or by someone else (MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to
   // has just exited). Retried like a bad node, but no rank is blamed.
   if (f.launcher_signal != 0) {
-    const char* abbrev = ::sigabbrev_np(f.launcher_signal);  // "PIPE"; null when unknown
+    const std::optional<std::string_view> abbrev = signal_abbrev(f.launcher_signal);
     return {Ending::bad_node,
             {},
             {},
             fmt::format("exit status {}: the launcher itself died of signal {} ({}); the ranks' "
                         "statuses were lost with it",
                         f.exit_status, f.launcher_signal,
-                        abbrev ? fmt::format("SIG{}", abbrev) : "unnamed")};
+                        abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed")};
   }
   if (f.exit_status == 128 + SIGPIPE) {
     return {Ending::application_error,

@@ -9,23 +9,14 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/env.hpp"
+#include "ezpz/core/signals.hpp"
 
 namespace ezpz::kill {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, int>, 10> k_signals = {{
-    {"TERM", SIGTERM},
-    {"INT", SIGINT},
-    {"KILL", SIGKILL},
-    {"HUP", SIGHUP},
-    {"QUIT", SIGQUIT},
-    {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2},
-    {"STOP", SIGSTOP},
-    {"CONT", SIGCONT},
-    {"ABRT", SIGABRT},
-}};
-
+// The signals `ezpz kill --signal` sends by name (its --help lists them); any other by number.
+constexpr std::array<int, 10> k_named_signals = {SIGTERM, SIGINT,  SIGKILL, SIGHUP,  SIGQUIT,
+                                                 SIGUSR1, SIGUSR2, SIGSTOP, SIGCONT, SIGABRT};
 }  // namespace
 
 std::optional<std::string> environ_value(std::string_view block, std::string_view name) {
@@ -116,18 +107,12 @@ std::optional<int> parse_signal(std::string_view text) {
     if (*number >= 1 && *number <= 64) return static_cast<int>(*number);
     return std::nullopt;
   }
-  if (text.substr(0, 3) == "SIG") text.remove_prefix(3);
-  for (const auto& [name, value] : k_signals) {
-    if (name == text) return value;
+  std::optional<int> named = signal_number(text);
+  if (!named ||
+      std::find(k_named_signals.begin(), k_named_signals.end(), *named) == k_named_signals.end()) {
+    return std::nullopt;
   }
-  return std::nullopt;
-}
-
-std::string signal_name(int signal) {
-  for (const auto& [name, value] : k_signals) {
-    if (value == signal) return fmt::format("SIG{}", name);
-  }
-  return fmt::format("signal {}", signal);
+  return named;
 }
 
 std::string describe(const Process& p, std::string_view action) {

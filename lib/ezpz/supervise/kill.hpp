@@ -60,9 +60,9 @@ std::vector<std::string> describe_runs(const std::vector<Process>& processes);
 std::vector<Process> controllers(const std::vector<Process>& targets,
                                  const std::function<std::string(int)>& parent_command, int self);
 
-// "TERM", "SIGTERM", "15" -> 15; nullopt for anything else.
+// "TERM", "SIGTERM", "15" -> 15; nullopt for anything else (signals kill sends by name: TERM,
+// INT, KILL, HUP, QUIT, USR1, USR2, STOP, CONT, ABRT; any other by its number 1-64).
 std::optional<int> parse_signal(std::string_view text);
-std::string signal_name(int signal);
 
 // One report line per process: what was (or would be) done.
 std::string describe(const Process& process, std::string_view action);

@@ -18,23 +18,20 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
-// Boost.Process v1; every Boost.Process include of ezpz lives in this file.
 #include <fmt/format.h>
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/signals.hpp"
 #include "ezpz/sys/output_pump.hpp"
+#include "ezpz/sys/spawn.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 
 namespace ezpz::sys {
 namespace {
 
-namespace bp = boost::process;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -70,25 +67,6 @@ sigset_t supervised_signals(const sigset_t& ignored) {
   return signals;
 }
 
-std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGQUIT:
-      return "SIGQUIT";
-    case SIGUSR1:
-      return "SIGUSR1";
-    case SIGUSR2:
-      return "SIGUSR2";
-    default:
-      return fmt::format("signal {}", sig);
-  }
-}
-
 std::string describe(milliseconds duration) {
   if (duration.count() % 1000 == 0) return fmt::format("{} s", duration.count() / 1000);
   return fmt::format("{} ms", duration.count());
@@ -101,30 +79,6 @@ std::string resolve_launcher(const std::string& name, const Env& env) {
     throw Error(fmt::format("{}: launcher not found or not executable", name), ExitCode::not_found);
   }
   throw Error(fmt::format("{}: launcher not found on PATH", name), ExitCode::not_found);
-}
-
-// Strings plus the null-terminated pointer array execve wants. Built in the parent: between
-// fork and exec the child may only make async-signal-safe calls, so it must not allocate.
-class CStringArray {
- public:
-  explicit CStringArray(std::vector<std::string> strings) : strings_(std::move(strings)) {
-    for (std::string& text : strings_) pointers_.push_back(text.data());
-    pointers_.push_back(nullptr);
-  }
-  CStringArray(const CStringArray&) = delete;
-  CStringArray& operator=(const CStringArray&) = delete;
-  char** data() { return pointers_.data(); }
-
- private:
-  std::vector<std::string> strings_;
-  std::vector<char*> pointers_;
-};
-
-std::vector<std::string> environment_strings(const Env& env) {
-  std::vector<std::string> strings;
-  strings.reserve(env.size());
-  for (const auto& [name, value] : env) strings.push_back(fmt::format("{}={}", name, value));
-  return strings;
 }
 
 // Blocks the supervised signals for the whole run, so that they queue for the signalfd instead
@@ -160,103 +114,50 @@ class SupervisedSignalScope {
   struct sigaction saved_sigpipe_ {};
 };
 
-// Runs in the forked child, before exec (async-signal-safe calls only). Its own process group
-// lets ezpz signal the launcher and everything it starts at once; the launcher must see the
-// signals ezpz blocks, and an ignored signal would stay ignored across exec.
-void prepare_child_process(const sigset_t& ignored, bool ignore_sigpipe) {
-  ::setpgid(0, 0);
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  for (int sig : k_forwarded_signals) {
-    if (!sigismember(&ignored, sig)) sigaction(sig, &default_action, nullptr);
-  }
-  sigaction(SIGCHLD, &default_action, nullptr);
-  if (!ignore_sigpipe) sigaction(SIGPIPE, &default_action, nullptr);
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
-}
-
-// Boost.Process hooks. execve gets the plan's argv exactly (Boost would put the resolved path in
-// argv[0]) and exactly the planned environment.
-struct LaunchHooks : bp::extend::handler {
-  char** argv;
-  char** envp;
-  bool* exec_failed;
-  const sigset_t* ignored;
-  bool ignore_sigpipe;
-  int stdin_fd;   // -1: inherited
-  int stdout_fd;  // -1: inherited
-  int stderr_fd;  // -1: inherited
-
-  template <class Executor>
-  void on_exec_setup(Executor& exec) const {
-    exec.cmd_line = argv;
-    exec.env = envp;
-    prepare_child_process(*ignored, ignore_sigpipe);
-    if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
-    if (stdout_fd >= 0) ::dup2(stdout_fd, STDOUT_FILENO);
-    if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
-  }
-  // Boost reports a failed execve through a pipe but leaves the dead child unreaped.
-  template <class Executor>
-  void on_error(Executor& exec, const std::error_code&) const {
-    if (exec.pid <= 0) return;  // fork itself failed: there is no child
-    *exec_failed = true;
-    ::waitpid(exec.pid, nullptr, 0);
-  }
-};
-
-Error spawn_error(const std::string& name, const std::string& path, const std::error_code& error,
-                  bool exec_failed) {
-  if (exec_failed) {
-    return Error(fmt::format("{}: cannot execute {}: {}", name, path, error.message()),
-                 ExitCode::not_found);
-  }
-  return Error(fmt::format("{}: cannot start the launcher: {}", name, error.message()),
-               ExitCode::failure);
-}
-
 // Where the launcher's output goes and which signal dispositions it inherits.
 struct ChildSetup {
   sigset_t ignored;  // forwarded signals ezpz inherited as ignored
   bool ignore_sigpipe = false;
-  int stdin_fd = -1;   // -1: inherited (/dev/null for a terminal)
-  int stdout_fd = -1;  // -1: inherited
-  int stderr_fd = -1;
+  int stdin_fd = k_inherit;  // a terminal's is replaced by /dev/null
+  int stdout_fd = k_inherit;
+  int stderr_fd = k_inherit;
 };
 
+// The signals the launcher gets at their default action: those ezpz blocks or handles while it
+// runs, since an ignored one would stay ignored across exec; not those ezpz was given ignored.
+sigset_t launcher_default_signals(const ChildSetup& setup) {
+  sigset_t signals = supervised_signals(setup.ignored);
+  if (!setup.ignore_sigpipe) sigaddset(&signals, SIGPIPE);
+  return signals;
+}
+
+// posix_spawn reports the fork's failure and the exec's alike; EAGAIN and ENOMEM are the
+// fork's (too many processes, no memory), the others say why `path` cannot run.
+Error spawn_error(const std::string& name, const std::string& path, int error) {
+  if (error != EAGAIN && error != ENOMEM) {
+    return Error(fmt::format("{}: cannot execute {}: {}", name, path, std::strerror(error)),
+                 ExitCode::not_found);
+  }
+  return Error(fmt::format("{}: cannot start the launcher: {}", name, std::strerror(error)),
+               ExitCode::failure);
+}
+
+// The launcher in a process group of its own, so that ezpz signals it and everything it starts
+// at once, with the plan's argv exactly (argv[0] as planned, not the resolved path) and exactly
+// the planned environment. posix_spawn returns once the exec has happened, group and all.
 pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env& env,
                      const ChildSetup& setup) {
-  CStringArray argv(plan.argv);
-  CStringArray envp(environment_strings(env));
-  bool exec_failed = false;
-  // Positional: a base class cannot be named in a designated initializer.
-  LaunchHooks hooks{{},
-                    argv.data(),
-                    envp.data(),
-                    &exec_failed,
-                    &setup.ignored,
-                    setup.ignore_sigpipe,
-                    setup.stdin_fd,
-                    setup.stdout_fd,
-                    setup.stderr_fd};
-  std::error_code error;
-  auto start = [&](auto&&... stdin_redirect) {
-    return bp::child(bp::exe = path, hooks, error, stdin_redirect...);
-  };
+  const sigset_t defaults = launcher_default_signals(setup);
   // The launcher runs in a background process group, and a background group that reads the
   // terminal is stopped by SIGTTIN; a job never needs the terminal's input anyway.
-  const bool from_null = setup.stdin_fd < 0 && ::isatty(STDIN_FILENO);
-  bp::child child = from_null ? start(bp::std_in < bp::null) : start();
-  if (error) throw spawn_error(plan.argv.front(), path, error, exec_failed);
-  child.detach();  // the wait loop below owns reaping; ~child must neither wait nor terminate
-  const pid_t pid = child.id();
-  // The usual guard against the fork/exec race. The child already did it before exec, and Boost
-  // returns only after the exec, so EACCES here is expected and harmless.
-  ::setpgid(pid, pid);
-  return pid;
+  const bool from_null = setup.stdin_fd == k_inherit && ::isatty(STDIN_FILENO);
+  const Spawned child = spawn_process(
+      path, plan.argv, env,
+      {.stdio = {from_null ? k_dev_null : setup.stdin_fd, setup.stdout_fd, setup.stderr_fd},
+       .own_process_group = true,
+       .default_signals = &defaults});
+  if (child.error != 0) throw spawn_error(plan.argv.front(), path, child.error);
+  return child.pid;
 }
 
 void kill_group(pid_t group, int sig) {

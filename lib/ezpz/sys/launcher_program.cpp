@@ -8,6 +8,7 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
 #include "ezpz/launchers/launchers.hpp"
+#include "ezpz/sys/spawn.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {

@@ -5,43 +5,30 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/profile/accelerators.hpp"
 #include "ezpz/supervise/run_record.hpp"
+#include "ezpz/sys/spawn.hpp"
 
 extern char** environ;
 
 namespace ezpz::sys {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Long enough for a healthy nvidia-smi, short enough that a hung driver does not
-// hold up the launch.
-constexpr auto k_probe_timeout = std::chrono::seconds(2);
-constexpr std::size_t k_probe_output_limit = 1 << 20;
 
 // "<where>: <strerror(errno)>", the one shape of every system error here.
 Error system_error(std::string_view where, ExitCode code = ExitCode::failure) {
@@ -63,14 +50,13 @@ class Fd {
   int fd_;
 };
 
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0;;) {
-    std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
+// Where execvp() looks when PATH is unset: the C library's default (/bin:/usr/bin in glibc).
+std::string default_search_path() {
+  std::string dirs(::confstr(_CS_PATH, nullptr, 0), '\0');
+  if (dirs.empty()) return "/bin:/usr/bin";
+  ::confstr(_CS_PATH, dirs.data(), dirs.size());
+  dirs.pop_back();  // confstr's terminating NUL
+  return dirs;
 }
 
 bool is_executable_file(const std::string& path) {
@@ -79,100 +65,22 @@ bool is_executable_file(const std::string& path) {
          S_ISREG(info.st_mode);
 }
 
-// ---- Running a probe -------------------------------------------------------
-
-// The NULL-terminated char* array that exec wants, pointing into `strings`.
-std::vector<char*> c_array(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (auto& text : strings) pointers.push_back(text.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
-std::vector<std::string> env_strings(const Env& env) {
-  std::vector<std::string> strings;
-  for (const auto& [name, value] : env) strings.push_back(name + "=" + value);
-  return strings;
-}
-
-struct Child {
-  pid_t pid;
-  int stdout_fd;  // read end of the child's stdout
-};
-
-// Starts argv (argv[0] a full path, no shell) with stdout on a pipe and
-// stdin/stderr on /dev/null: the tools' warnings must not reach the user.
-std::optional<Child> spawn_captured(std::vector<std::string> argv, const Env& env) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  ::posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  auto envs = env_strings(env);
-  auto args_array = c_array(argv);
-  auto env_array = c_array(envs);
-  pid_t pid = 0;
-  int rc =
-      ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args_array.data(), env_array.data());
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return std::nullopt;
-  }
-  return Child{pid, fds[0]};
-}
-
-// Appends what `fd` yields until EOF (true) or `deadline` (false).
-bool read_until(int fd, Clock::time_point deadline, std::string& out) {
-  char buffer[4096];
-  for (;;) {
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd ready{fd, POLLIN, 0};
-    int count = ::poll(&ready, 1, static_cast<int>(left));
-    if (count < 0 && errno != EINTR) return false;
-    if (count <= 0) continue;
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-    // Past the limit keep draining, so that the tool is not stuck on a full pipe.
-    if (n > 0 && out.size() < k_probe_output_limit) out.append(buffer, n);
-  }
-}
-
-// The stdout of argv when it exits 0 within the probe timeout.
 }  // namespace
-
-std::optional<std::string> run_captured(std::vector<std::string> argv, const Env& env) {
-  auto child = spawn_captured(std::move(argv), env);
-  if (!child) return std::nullopt;
-  auto deadline = Clock::now() + k_probe_timeout;
-  std::string out;
-  bool complete = read_until(child->stdout_fd, deadline, out);
-  ::close(child->stdout_fd);
-  auto status = wait_or_kill(child->pid, complete ? deadline : Clock::now(), child->pid);
-  if (!status || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) return std::nullopt;
-  return out;
-}
 
 std::string RealCommandReader::output(const std::vector<std::string>& argv) const {
   auto path = find_program(argv.front(), env_);
   if (!path) throw Error(fmt::format("{} is not on PATH", argv.front()));
   std::vector<std::string> resolved = argv;
   resolved.front() = *path;
-  auto out = run_captured(std::move(resolved), env_);
+  auto out = run_captured(resolved, env_);
   if (!out) {
-    throw Error(fmt::format("it failed, or did not answer within {} s",
-                            std::chrono::seconds(k_probe_timeout).count()));
+    throw Error(
+        fmt::format("it failed, or did not answer within {} s", k_run_captured_timeout.count()));
   }
   return *out;
 }
 
 namespace {
-
 // ---- Profile search path ---------------------------------------------------
 
 // The search path as configured, lowest precedence first. The bundled
@@ -293,22 +201,6 @@ void write_file(const FileToWrite& file) {
 
 }  // namespace
 
-std::optional<int> wait_or_kill(pid_t pid, Clock::time_point deadline, pid_t kill_target) {
-  int status = 0;
-  for (;;) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) return status;
-    if (done < 0 && errno != EINTR) return std::nullopt;
-    if (Clock::now() >= deadline) break;
-    // Short: doctor's wall time is its slowest probe plus this.
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ::kill(kill_target, SIGKILL);
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return std::nullopt;
-}
-
 Env capture_environment() {
   Env env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
@@ -386,14 +278,12 @@ std::optional<std::string> find_program(const std::string& program, const Env& e
   if (program.find('/') != std::string::npos) {
     return is_executable_file(program) ? std::optional(program) : std::nullopt;
   }
-  // execvp()'s default when PATH is unset: find what it would run.
   auto path = env.find("PATH");
-  std::string_view dirs = path != env.end() ? std::string_view(path->second) : "/bin:/usr/bin";
+  const std::string dirs = path != env.end() ? path->second : default_search_path();
   for (std::string_view dir : split(dirs, ':')) {
-    // Unlike execvp(), an empty entry (historically the current directory) is skipped: a
-    // launcher or a tool is never picked up from wherever the user happens to stand.
-    if (dir.empty()) continue;
-    std::string candidate = fmt::format("{}/{}", dir, program);
+    // POSIX's legacy rule, which execvp() and so every rank follows: an empty entry is the
+    // current directory.
+    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, program);
     if (is_executable_file(candidate)) return candidate;
   }
   return std::nullopt;

@@ -16,12 +16,6 @@
 
 namespace ezpz::sys {
 
-// The child's wait status. Past `deadline`, `kill_target` (the pid, or -pid for
-// the child's whole process group) gets SIGKILL, the child is reaped, and
-// nullopt returned.
-std::optional<int> wait_or_kill(pid_t pid, std::chrono::steady_clock::time_point deadline,
-                                pid_t kill_target);
-
 // The process environment, captured once.
 Env capture_environment();
 
@@ -60,18 +54,16 @@ std::string create_new_directory(const std::string& path, int most = 100);
 // gethostname(), as the kernel reports it (no DNS look-up: that can take seconds).
 std::string hostname();
 
-// The full path of `program` found on env's PATH (or `program` itself when it
-// contains a '/' and is executable); nullopt when not found. Empty PATH entries are
-// skipped; an unset PATH is execvp()'s /bin:/usr/bin.
+// The one PATH search (launch, doctor, the command check): the path of `program` found on
+// env's PATH as execvp() finds it (`program` itself when it contains a '/'), or nullopt. An
+// empty entry is the current directory ("./program"), a relative one is relative to it, an
+// unset PATH is confstr(_CS_PATH) (/bin:/usr/bin); only an executable regular file counts, so
+// a directory or a non-executable file of that name is passed over.
 std::optional<std::string> find_program(const std::string& program, const Env& env);
 
 // What this node says about a command's first word for ranks whose environment is `env`
 // (find_program's search: the one execvp does when a rank starts it).
 CommandLookup look_up_command(const std::string& word, const Env& env);
-
-// The stdout of `argv` (argv[0] a full path), run with stdin on /dev/null; nullopt when it
-// cannot start, fails, or takes more than 2 s (then it is killed).
-std::optional<std::string> run_captured(std::vector<std::string> argv, const Env& env);
 
 // Directory of the running executable (/proc/self/exe), for finding helpers.
 std::string self_directory();

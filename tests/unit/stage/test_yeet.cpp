@@ -13,6 +13,19 @@ TEST_CASE("the source defaults to the active venv, then conda", "[yeet]") {
   CHECK_FALSE(default_source({}).has_value());
 }
 
+// Beside doctor's failed-nodes file, never in the current directory (it was
+// ./ezpz-yeet-failed-nodes.txt, left in whatever checkout yeet ran from).
+TEST_CASE("the failed-nodes file goes to the run directory, else the cache", "[yeet]") {
+  CHECK(default_failed_file({{"EZPZ_RUN_DIR", "/r"}, {"HOME", "/h"}}, "17.pbs") ==
+        "/r/yeet-failed-nodes-17.pbs.txt");
+  CHECK(default_failed_file({{"HOME", "/h"}}, "") ==
+        "/h/.cache/ezpz/yeet/yeet-failed-nodes-local.txt");
+  CHECK(default_failed_file({{"XDG_CACHE_HOME", "/c"}, {"HOME", "/h"}}, "9") ==
+        "/c/ezpz/yeet/yeet-failed-nodes-9.txt");
+  CHECK(default_failed_file({{"EZPZ_RUN_DIR", ""}}, "9") == std::nullopt);
+  CHECK(default_failed_file({}, "9") == std::nullopt);
+}
+
 TEST_CASE("names and default destinations drop the tarball suffix", "[yeet]") {
   struct Row {
     const char* source;

@@ -45,9 +45,9 @@ TEST_CASE("signals by name or number", "[kill]") {
   CHECK_FALSE(parse_signal("65").has_value());
   CHECK_FALSE(parse_signal("term").has_value());
   CHECK_FALSE(parse_signal("SIGFOO").has_value());
-  CHECK(signal_name(SIGTERM) == "SIGTERM");
-  CHECK(signal_name(SIGKILL) == "SIGKILL");
-  CHECK(signal_name(40) == "signal 40");
+  // Named in the table, but sent by number only: --signal's list is kill's own.
+  CHECK_FALSE(parse_signal("SEGV").has_value());
+  CHECK(parse_signal("11") == SIGSEGV);
 }
 
 TEST_CASE("report lines name the pid, the run and the command", "[kill]") {
