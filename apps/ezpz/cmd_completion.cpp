@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/core/cli_docs.hpp"
+#include "ezpz/cli/cli_docs.hpp"
 
 namespace ezpz {
 

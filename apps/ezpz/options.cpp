@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "ezpz/core/cli_docs.hpp"
+#include "ezpz/cli/cli_docs.hpp"
 #include "ezpz/core/color.hpp"
 #include "ezpz/core/log.hpp"
 

@@ -31,6 +31,8 @@ expect_eq "bash: --color's words" "always auto" "$(complete_words --color a)"
 expect_eq "bash: --scheduler's words, flux among them" "flux local pbs slurm" \
   "$(complete_words launch --scheduler '')"
 expect_eq "bash: --launcher's words, flux among them" "flux" "$(complete_words launch --launcher f)"
+expect_eq "bash: --launcher's words come from the launcher table: aprun" "aprun" "$(complete_words launch --launcher ap)"
+expect_eq "bash: --launcher's words, the names users type: ompi" "ompi" "$(complete_words launch --launcher om)"
 expect_eq "bash: a value is not mistaken for a subcommand" "launch" "$(complete_words --color never la)"
 expect_eq "bash: -q is --quiet at the top" "launch" "$(complete_words -q la)"
 expect_eq "bash: after --, the user's command" "(default)" "$(complete_words launch -- pyth)"

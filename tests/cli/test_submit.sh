@@ -273,7 +273,7 @@ expect_error "no scheduler anywhere" \
   "submit: no batch scheduler here (no PBS or Slurm job, machine profile local names none, no qsub or sbatch on PATH); pass --scheduler pbs or --scheduler slurm" \
   -- PATH="$empty" -- submit "${never[@]}" -- true
 expect_error "unknown machine" \
-  'unknown machine "nope" (from --machine); known: aurora, frontier, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' \
+  'unknown machine "nope" (from --machine); known: aurora, frontier, generic-flux, generic-pbs, generic-slurm, local, perlmutter, polaris, sirius, sophia, sunspot' \
   -- -- submit --scheduler pbs --machine nope "${never[@]}" -- true
 profiles="$scratch/profiles"; mkdir -p "$profiles"
 printf 'launcher: pals\nscheduler: pbs\nbatch:\n  filesystems: "home\\nflare"\n' >"$profiles/bad.yaml"

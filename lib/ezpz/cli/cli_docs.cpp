@@ -1,4 +1,4 @@
-#include "ezpz/core/cli_docs.hpp"
+#include "ezpz/cli/cli_docs.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,13 +9,15 @@
 #include <fmt/format.h>
 
 #include "ezpz/launch/render.hpp"
+#include "ezpz/launchers/launcher_table.hpp"
 
 namespace ezpz::docs {
 
 namespace {
 
 // Options whose values are known words. `@machines` asks the ezpz being completed
-// for its profile names, so a user's own profiles complete too. Every other option
+// for its profile names, so a user's own profiles complete too; `@launchers` are the
+// launcher table's names. Every other option
 // that takes a value completes file names.
 struct ValueWords {
   std::string_view option;
@@ -24,7 +26,7 @@ struct ValueWords {
 constexpr std::array<ValueWords, 5> k_value_words = {{
     {"--machine", "@machines"},
     {"--scheduler", "pbs slurm flux local"},
-    {"--launcher", "pals hydra openmpi srun flux torchrun"},
+    {"--launcher", "@launchers"},
     {"--color", "auto always never"},
     {"--signal", "TERM INT KILL HUP QUIT USR1 USR2"},
 }};
@@ -91,12 +93,23 @@ std::string path_arms(const CommandDoc& root, std::string_view indent,
   return out;
 }
 
+// Every launcher's name and the names users type for it, in the launcher table's order.
+std::string launcher_words() {
+  std::string words;
+  for (const LauncherRow& row : k_launchers) {
+    words += fmt::format("{}{}", words.empty() ? "" : " ", row.name);
+    for (std::string_view alias : row.aliases) words += fmt::format(" {}", alias);
+  }
+  return words;
+}
+
 std::string value_arms(std::string_view indent, std::string_view machines_action,
                        std::string_view words_action, std::string_view files_action) {
   std::string out;
   for (const ValueWords& v : k_value_words) {
+    std::string words = v.words == "@launchers" ? launcher_words() : std::string(v.words);
     std::string action = v.words == "@machines" ? std::string(machines_action)
-                                                : fmt::format(fmt::runtime(words_action), v.words);
+                                                : fmt::format(fmt::runtime(words_action), words);
     out += fmt::format("{}({}) {} ;;\n", indent, v.option, action);
   }
   out += fmt::format("{}(*) {} ;;\n", indent, files_action);

@@ -1,6 +1,6 @@
 // Completion scripts and the man page from a small command tree: what each
 // level offers, which options take values, and roff escaping.
-#include "ezpz/core/cli_docs.hpp"
+#include "ezpz/cli/cli_docs.hpp"
 
 #include "tests/catch.hpp"
 
