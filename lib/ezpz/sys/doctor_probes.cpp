@@ -246,7 +246,8 @@ std::optional<std::future<doctor::ProgramRun>> start_launcher_probe(doctor::Snap
       d.launcher, named_launcher_program(s.launcher_program_flag, *d.profile, d.launcher), s.env);
   s.launcher_program = choice.program;
   if (!choice.path.empty()) s.launcher_path = choice.path;
-  if (!s.launcher_path || d.launcher == "torchrun") return std::nullopt;
+  // A launcher whose identity is not checked (torchrun) has no --version worth starting.
+  if (!s.launcher_path || expected_flavour(d.launcher).empty()) return std::nullopt;
   return start_program({*s.launcher_path, "--version"}, s.env, k_version_timeout);
 }
 
