@@ -711,8 +711,12 @@ TEST_CASE("with a record, bulk stdout is spliced and still arrives whole, in ord
   const std::string record = dir.file("output.log");
   ProcessOptions options = capturing(record);
   options.tail_bytes = 1000;
+  // Two pipes have no order between them: ezpz passes on what each holds as it reads it, a
+  // chunk at a time, so the record puts stderr's last line after stdout's only once stdout is
+  // drained. The pause gives a loaded machine (CI's, while another build runs) time for that.
   const auto [outcome, out, err] = run_captured(
-      dir, options, "seq 1 300000; echo middle >&2; seq 300001 400000; echo the-end >&2");
+      dir, options,
+      "seq 1 300000; echo middle >&2; seq 300001 400000; sleep 0.5; echo the-end >&2");
   std::string expected;
   for (int i = 1; i <= 400000; ++i) expected += std::to_string(i) + "\n";
   CHECK(out == expected);
