@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/launchers/launchers.hpp"
 #include "ezpz/profile/machine_profile.hpp"
 
 namespace {
@@ -43,9 +44,9 @@ bool is_variable_name(const std::string& name) {
 // What an accepted profile promises (machine_profile.cpp's schema).
 void check_profile(const ezpz::MachineProfile& p) {
   if (p.name != "fuzz" || p.source != k_source) finding("name/source not from the file", p.name);
-  constexpr std::array<std::string_view, 5> launchers = {"pals", "hydra", "openmpi", "srun",
-                                                         "torchrun"};
-  if (!one_of(p.launcher, launchers)) finding("launcher", p.launcher);
+  // A row of the launcher table, by its own name (an alias such as "mpich" is stored as "hydra").
+  const ezpz::LauncherRow* row = ezpz::launcher_row(p.launcher);
+  if (row == nullptr || row->name != p.launcher) finding("launcher", p.launcher);
   constexpr std::array<std::string_view, 5> devices = {"", "cuda", "xpu", "rocm", "cpu"};
   if (!one_of(p.device, devices)) finding("device", p.device);
   constexpr std::array<std::string_view, 7> backends = {"",     "nccl", "rccl", "xccl",
