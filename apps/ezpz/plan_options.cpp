@@ -101,6 +101,13 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
       ->allow_extra_args(false)
       ->type_name("ARG");
   if (rank_options) {
+    o.gpus_per_rank_option =
+        cmd->add_option("--gpus-per-rank", o.gpus_per_rank,
+                        "GPUs each rank gets (default 1 on machines with a gpu_bind)")
+            ->type_name("K")
+            ->check(integer_up_to(k_max_ppn));
+    cmd->add_flag("--no-gpu-bind", o.no_gpu_bind,
+                  "Leave devices alone: no per-rank CUDA_VISIBLE_DEVICES, ZE_AFFINITY_MASK ...");
     cmd->add_flag("--no-rank-env", o.no_rank_env,
                   "Do not set RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR ... for the ranks");
   }
@@ -157,6 +164,9 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
   }
   request.launcher_args = o.launcher_args;
   request.rank_env = !o.no_rank_env;
+  request.gpus = {.gpus_per_rank = static_cast<int>(o.gpus_per_rank),
+                  .bind = !o.no_gpu_bind && !o.mpi_program,
+                  .given = given(o.gpus_per_rank_option, o.gpus_per_rank).has_value()};
   request.output_watched = o.output_watched;
   return request;
 }
@@ -258,6 +268,7 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   PlannedLaunch planned = plan_launch(request, gathered.inputs);
   log::debug("layout: {} = {} x {} per host", plural(planned.topology.world_size, "rank"),
              plural(planned.topology.nhosts, "host"), planned.topology.ppn);
+  log::debug("gpus: {}", planned.gpus.rule);
   LauncherProgramChoice program = choose_program(o, planned, gathered.inputs.profile, context.env);
   PlanContext plan_context{.scheduler = gathered.scheduler,
                            .machine = gathered.inputs.profile.name,

@@ -30,6 +30,9 @@ struct PlanOptions {
   std::vector<std::string> env;
   std::vector<std::string> launcher_args;
   bool no_rank_env = false;
+  long gpus_per_rank = 1;
+  bool no_gpu_bind = false;
+  CLI::Option* gpus_per_rank_option = nullptr;
   bool dry_run = false;
   bool json = false;
   // Set by subcommands that place one rank per node themselves (yeet, doctor

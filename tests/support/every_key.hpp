@@ -27,6 +27,11 @@ cpu_bind:
   sockets: 2
   cores_per_socket: 8
   reserved_cores: [0, 8]
+gpu_bind:
+  order: ["3", "2", "1", "0"]
+  variables: [CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES]
+  launcher_bind: closest
+  ranks_per_gpu: 2
 env:
   A: "1"
 launcher_args: ["--tag-output"]
@@ -43,7 +48,7 @@ batch:
 
 template <typename T>
 constexpr bool k_keyed = std::is_same_v<T, MachineMatch> || std::is_same_v<T, CpuBind> ||
-                         std::is_same_v<T, BatchDefaults>;
+                         std::is_same_v<T, GpuBind> || std::is_same_v<T, BatchDefaults>;
 
 // Every key of `value` (and of the structs it holds) differs from its default.
 template <typename T>

@@ -110,9 +110,34 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request, con
                            {"LOCAL_WORLD_SIZE", std::to_string(planned.topology.ppn)},
                            {"EZPZ_LAUNCHER", planned.launcher}});
   }
+  const EnvList gpus = placement_env(planned.gpus);
+  env.insert(env.end(), gpus.begin(), gpus.end());
   if (wants_unbuffered_python(request, in.environment)) env.emplace_back("PYTHONUNBUFFERED", "1");
   env.insert(env.end(), request.env.begin(), request.env.end());
   return env;
+}
+
+// A mask the user set, exported or with -x, is where placement happens.
+GpuPlacement place(const PlannedLaunch& planned, const LaunchRequest& request,
+                   const PlanInputs& in) {
+  Env with_x;  // copied only when there is a -x to add
+  if (!request.env.empty()) {
+    with_x = in.environment;
+    for (const auto& [name, value] : request.env) with_x[name] = value;
+  }
+  return place_gpus({.profile = in.profile,
+                     .launcher = planned.launcher,
+                     .ppn = planned.topology.ppn,
+                     .launcher_binds = launcher_binds_gpus(planned.launcher),
+                     .ranks_wrapped = request.rank_env && !launcher_sets_rank_env(planned.launcher),
+                     .environment = request.env.empty() ? in.environment : with_x},
+                    request.gpus);
+}
+
+std::vector<std::string> gpu_flags(const PlannedLaunch& planned) {
+  const GpuPlacement& gpus = planned.gpus;
+  if (gpus.by != GpuPlacement::By::launcher) return {};
+  return launcher_gpu_flags(planned.launcher, gpus.gpus_per_rank, gpus.launcher_bind);
 }
 
 std::vector<std::string> names_of(const EnvList& env) {
@@ -135,6 +160,7 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   planned.hosts = hosts;
   planned.master_addr = master_addr(hosts, in);
   planned.hostfile = choose_hostfile(hosts, planned.launcher, in, planned.plan.files);
+  planned.gpus = place(planned, request, in);
   planned.plan.env = rank_env(planned, request, in);
 
   LauncherInput launcher{.world_size = planned.topology.world_size,
@@ -148,6 +174,8 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
                          .environment = in.environment};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
+  const std::vector<std::string> gpus = gpu_flags(planned);
+  argv.insert(argv.end(), gpus.begin(), gpus.end());
   argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());
   argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
   const bool wrapped = request.rank_env && !launcher_sets_rank_env(planned.launcher);

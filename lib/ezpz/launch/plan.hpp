@@ -8,6 +8,7 @@
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/env.hpp"
 #include "ezpz/launch/layout.hpp"
+#include "ezpz/launch/placement.hpp"
 #include "ezpz/profile/machine_profile.hpp"
 
 namespace ezpz {
@@ -36,6 +37,7 @@ struct LaunchRequest {
   std::vector<std::string> excluded;       // --exclude and --exclude-file, merged
   std::optional<std::string> launcher;     // --launcher: a dialect name
   std::optional<std::string> cpu_bind;     // --cpu-bind (or CPU_BIND)
+  GpuRequest gpus;                         // --gpus-per-rank, --no-gpu-bind
   EnvList env;                             // -x/--env, in order
   std::vector<std::string> launcher_args;  // --launcher-arg, untouched
   bool rank_env = true;                    // false: --no-rank-env
@@ -62,6 +64,7 @@ struct PlannedLaunch {
   Topology topology;
   std::string hostfile;
   std::string master_addr;
+  GpuPlacement gpus;  // each local rank's GPUs, and the rule that chose them
 };
 
 // One host per line: what a hostfile holds.

@@ -1,5 +1,7 @@
 #include "ezpz/launch/render.hpp"
 
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/env.hpp"
@@ -36,16 +38,35 @@ std::string render_command(const LaunchPlan& plan) {
   return line;
 }
 
+namespace {
+
+constexpr std::array<const char*, 3> k_placed_by = {"none", "masks", "launcher"};
+
+// Each local rank's GPUs, and the rule that chose them.
+nlohmann::ordered_json gpus_json(const GpuPlacement& gpus) {
+  nlohmann::ordered_json local = nlohmann::ordered_json::array();
+  for (std::size_t rank = 0; rank < gpus.local.size(); ++rank) {
+    local.push_back({{"local_rank", rank}, {"devices", gpus.local[rank]}});
+  }
+  return {{"by", k_placed_by[static_cast<std::size_t>(gpus.by)]},
+          {"rule", gpus.rule},
+          {"variables", gpus.variables},
+          {"local_ranks", local}};
+}
+
+}  // namespace
+
 std::string render_json(const PlannedLaunch& planned, const PlanContext& context) {
   nlohmann::ordered_json env = nlohmann::ordered_json::object();
   for (const auto& [name, value] : planned.plan.env) env[name] = shown_value(name, value);
   nlohmann::ordered_json json = {
-      {"scheduler", context.scheduler}, {"machine", context.machine},
-      {"launcher", planned.launcher},   {"job_id", context.job_id},
-      {"hosts", planned.hosts},         {"nhosts", planned.topology.nhosts},
-      {"ppn", planned.topology.ppn},    {"world_size", planned.topology.world_size},
-      {"hostfile", planned.hostfile},   {"master_addr", planned.master_addr},
-      {"argv", planned.plan.argv},      {"env", env},
+      {"scheduler", context.scheduler},  {"machine", context.machine},
+      {"launcher", planned.launcher},    {"job_id", context.job_id},
+      {"hosts", planned.hosts},          {"nhosts", planned.topology.nhosts},
+      {"ppn", planned.topology.ppn},     {"world_size", planned.topology.world_size},
+      {"hostfile", planned.hostfile},    {"master_addr", planned.master_addr},
+      {"argv", planned.plan.argv},       {"env", env},
+      {"gpus", gpus_json(planned.gpus)},
   };
   return json.dump(2);
 }

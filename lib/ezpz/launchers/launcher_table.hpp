@@ -108,6 +108,10 @@ struct LauncherRow {
   std::string_view cpu_bind{};    // flag taking the binding value
   std::string_view depth{};       // flag taking cores per rank (PALS --depth)
   std::string_view export_var{};  // flag to export one variable (Open MPI's -x)
+  // Flags that give each rank its own GPUs, where the launcher has them: the count per rank
+  // and the profile's binding (gpu_bind.launcher_bind). Others: ezpz-rankenv's masks.
+  std::string_view gpus_per_rank{};
+  std::string_view gpu_bind{};
   // Variables the launcher wants set to 1 before it runs as root (ezpz never sets them).
   List<std::string_view, 2> root_variables{};
   // Whether it sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
@@ -225,6 +229,9 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .hosts = "--nodelist=",
      .hosts_form = HostsForm::hostlist,
      .cpu_bind = "--cpu-bind=",
+     // srun(1): --gpus-per-task, and --gpu-bind=closest|map_gpu:...|per_task:N.
+     .gpus_per_rank = "--gpus-per-task=",
+     .gpu_bind = "--gpu-bind=",
      // slurmstepd sets the node's Slurm name for each task.
      .rank_variables = {.rank = "SLURM_PROCID",
                         .local_rank = "SLURM_LOCALID",

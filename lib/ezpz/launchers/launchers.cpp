@@ -228,6 +228,21 @@ bool launcher_fills_in_order(std::string_view dialect) {
   return !row || row->fills_in_order;
 }
 
+bool launcher_binds_gpus(std::string_view dialect) {
+  const LauncherRow* row = launcher_row(dialect);
+  return row && !row->gpus_per_rank.empty();
+}
+
+std::vector<std::string> launcher_gpu_flags(std::string_view dialect, int gpus_per_rank,
+                                            const std::string& bind) {
+  std::vector<std::string> argv;
+  const LauncherRow* row = launcher_row(dialect);
+  if (row == nullptr || row->gpus_per_rank.empty()) return argv;
+  add_flag(argv, row->gpus_per_rank, std::to_string(gpus_per_rank));
+  if (!bind.empty()) add_flag(argv, row->gpu_bind, bind);
+  return argv;
+}
+
 bool launcher_takes_hostfile(std::string_view dialect) {
   // torchrun on several hosts is started through Hydra, which reads a hostfile.
   const LauncherRow* row = launcher_row(dialect);

@@ -86,6 +86,14 @@ std::string missing_root_assignments(std::string_view dialect, const Env& env);
 // Throws Error for an unknown dialect name.
 std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherInput& input);
 
+// Whether the launcher can give each rank its own GPUs itself (srun --gpus-per-task).
+bool launcher_binds_gpus(std::string_view dialect);
+
+// The launcher's flags that give each rank `gpus_per_rank` GPUs bound by `bind`
+// (srun: --gpus-per-task=1 --gpu-bind=closest); empty for a launcher without them.
+std::vector<std::string> launcher_gpu_flags(std::string_view dialect, int gpus_per_rank,
+                                            const std::string& bind);
+
 // Whether the launcher takes its hosts from a hostfile (srun and flux take a hostlist).
 bool launcher_takes_hostfile(std::string_view dialect);
 

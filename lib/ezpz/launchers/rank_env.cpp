@@ -115,6 +115,33 @@ std::optional<int> tasks_on_node(std::string_view list, int node) {
   return std::nullopt;
 }
 
+namespace {
+
+std::vector<std::string_view> pieces(std::string_view text, char separator) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const std::size_t end = text.find(separator);
+    out.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) return out;
+    text.remove_prefix(end + 1);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> gpu_masks(std::string_view local_rank,
+                                                           EnvLookup lookup) {
+  const char* masks = value_of(lookup, k_gpu_masks_variable);
+  const char* variables = value_of(lookup, k_gpu_variables_variable);
+  const std::optional<int> index = number(std::string(local_rank).c_str());
+  if (masks == nullptr || variables == nullptr || !index) return {};
+  const std::vector<std::string_view> local = pieces(masks, ';');
+  const std::string_view mine = local[static_cast<std::size_t>(*index) % local.size()];
+  std::vector<std::pair<std::string, std::string>> assignments;
+  for (std::string_view name : pieces(variables, ',')) assignments.emplace_back(name, mine);
+  return assignments;
+}
+
 std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view launcher,
                                                               EnvLookup lookup) {
   struct Target {
@@ -136,6 +163,13 @@ std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view l
   if (auto listed = listed_local_size(lookup, launcher)) {
     std::erase_if(assignments, [](const auto& a) { return a.first == "LOCAL_WORLD_SIZE"; });
     assignments.emplace_back("LOCAL_WORLD_SIZE", std::to_string(*listed));
+  }
+  const auto local_rank = std::find_if(assignments.begin(), assignments.end(),
+                                       [](const auto& a) { return a.first == "LOCAL_RANK"; });
+  if (local_rank != assignments.end()) {
+    const std::vector<std::pair<std::string, std::string>> masks =
+        gpu_masks(local_rank->second, lookup);
+    assignments.insert(assignments.end(), masks.begin(), masks.end());
   }
   return assignments;
 }

@@ -17,11 +17,27 @@ using EnvLookup = const char* (*)(const char* name);
 // `launcher` (ezpz's dialect name, from EZPZ_LAUNCHER) says whose variables to
 // trust first, so a stale PMI_RANK inherited from an outer job cannot win over
 // srun's SLURM_PROCID. A contract variable with no source is left out.
+// With a GPU placement in the plan, the rank's masks follow (gpu_masks).
 // LOCAL_WORLD_SIZE is this host's own count where the launcher says it per
 // host (Hydra, PALS, Open MPI, and srun's SLURM_STEP_TASKS_PER_NODE list):
 // the last host of `-n 3 --ppn 2` holds 1 rank, not 2.
 std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view launcher,
                                                               EnvLookup lookup);
+
+// The GPU placement ezpz-rankenv applies (lib/ezpz/launch/placement.hpp): each local rank's
+// devices ("3;2;1;0"; a rank's own joined by commas) and the variables to set to them
+// ("CUDA_VISIBLE_DEVICES").
+inline constexpr const char* k_gpu_masks_variable = "EZPZ_GPU_MASKS";
+inline constexpr const char* k_gpu_variables_variable = "EZPZ_GPU_VARIABLES";
+// The torch device index of a rank's first device, among those it sees: 0 once it sees only
+// its own (Frontier's documentation says the same), whoever masked them.
+inline constexpr const char* k_local_device_variable = "EZPZ_LOCAL_DEVICE";
+
+// This rank's masks: each of EZPZ_GPU_VARIABLES set to the entry of EZPZ_GPU_MASKS for
+// `local_rank` (taken modulo the entries: a launcher argument that put more ranks on a host
+// than planned shares GPUs rather than leaving a rank none). Empty when the plan placed none.
+std::vector<std::pair<std::string, std::string>> gpu_masks(std::string_view local_rank,
+                                                           EnvLookup lookup);
 
 // The count for host `node` (from 0) in Slurm's per-node list "2(x3),1";
 // nullopt when the list is malformed or shorter.

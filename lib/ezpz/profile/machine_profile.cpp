@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <regex>
+#include <set>
 #include <span>
 #include <utility>
 #include <variant>
@@ -335,6 +336,46 @@ CpuBind read_cpu_bind(const Reader& r, const YAML::Node& node, const Where& at) 
   return bind;
 }
 
+// A device id as a mask variable takes it: "3", "0.1" (Intel GPU 0, tile 1), "GPU-<uuid>".
+std::string read_device(const Reader& r, const YAML::Node& node, const Where& at) {
+  std::string id = read_string(r, node, at);
+  if (id.empty() || id.find_first_of(",; \t") != std::string::npos) {
+    r.fail(at, fmt::format("expected a device id (\"3\", \"0.1\"), got \"{}\"", id));
+  }
+  return id;
+}
+
+std::string read_variable(const Reader& r, const YAML::Node& node, const Where& at) {
+  std::string name = read_string(r, node, at);
+  if (!is_variable_name(name)) {
+    r.fail(at, "not a variable name (letters, digits and _, not starting with a digit)");
+  }
+  return name;
+}
+
+int read_positive(const Reader& r, const YAML::Node& node, const Where& at) {
+  int count = read_count(r, node, at);
+  if (count < 1) r.fail(at, "expected an integer >= 1, got \"0\"");
+  return count;
+}
+
+constexpr std::array<Field<GpuBind>, 4> k_gpu_bind_fields = {{
+    {"order", assign<&GpuBind::order, read_list<read_device>>},
+    {"variables", assign<&GpuBind::variables, read_list<read_variable>>},
+    {"launcher_bind", assign<&GpuBind::launcher_bind, read_string>},
+    {"ranks_per_gpu", assign<&GpuBind::ranks_per_gpu, read_positive>},
+}};
+
+GpuBind read_gpu_bind(const Reader& r, const YAML::Node& node, const Where& at) {
+  GpuBind bind;
+  read_fields<GpuBind>(r, node, at, k_gpu_bind_fields, bind);
+  if (bind.order.empty()) {
+    r.fail({key_line(node, "order", at.line), join_path(at.path, "order")},
+           "expected the devices in local-rank order (\"order: [3, 2, 1, 0]\")");
+  }
+  return bind;
+}
+
 constexpr std::array<Field<MachineMatch>, 2> k_match_fields = {{
     {"hostnames", assign<&MachineMatch::hostnames, read_list<read_string>>},
     {"env", assign<&MachineMatch::env, read_env_map>},
@@ -499,7 +540,7 @@ BatchDefaults read_batch(const Reader& r, const YAML::Node& node, const Where& a
 }
 
 using P = MachineProfile;
-constexpr std::array<Field<MachineProfile>, 17> k_profile_fields = {{
+constexpr std::array<Field<MachineProfile>, 18> k_profile_fields = {{
     {"description", assign<&P::description, read_string>},
     {"match", assign<&P::match, read_match>},
     {"scheduler", assign<&P::scheduler, read_scheduler>},
@@ -509,6 +550,7 @@ constexpr std::array<Field<MachineProfile>, 17> k_profile_fields = {{
     {"device", assign<&P::device, read_one_of<k_devices>>},
     {"backend", assign<&P::backend, read_one_of<k_backends>>},
     {"cpu_bind", assign<&P::cpu_bind, read_cpu_bind>},
+    {"gpu_bind", assign<&P::gpu_bind, read_gpu_bind>},
     {"env", assign<&P::env, read_env_map>},
     {"launcher_args", assign<&P::launcher_args, read_list<read_string>>},
     {"mpi_launcher_args", assign<&P::mpi_launcher_args, read_list<read_string>>},
@@ -576,6 +618,7 @@ constexpr std::array<ProfileKey<T>, N> keys_of(const std::array<Field<T>, N>& fi
 constexpr auto k_profile_keys = keys_of(k_profile_fields);
 constexpr auto k_match_keys = keys_of(k_match_fields);
 constexpr auto k_cpu_bind_keys = keys_of(k_cpu_bind_fields);
+constexpr auto k_gpu_bind_keys = keys_of(k_gpu_bind_fields);
 constexpr auto k_batch_keys = keys_of(k_batch_fields);
 
 }  // namespace
@@ -593,9 +636,33 @@ std::span<const ProfileKey<CpuBind>> profile_keys() {
   return k_cpu_bind_keys;
 }
 template <>
+std::span<const ProfileKey<GpuBind>> profile_keys() {
+  return k_gpu_bind_keys;
+}
+template <>
 std::span<const ProfileKey<BatchDefaults>> profile_keys() {
   return k_batch_keys;
 }
+
+namespace {
+
+// gpu_bind.order names every GPU of a node, once: a rank given a GPU that is not there, or
+// two ranks given one, is a profile mistake, not a launch to attempt.
+void check_gpu_count(const Reader& r, const YAML::Node& root, const MachineProfile& p) {
+  const std::vector<std::string>& order = p.gpu_bind.order;
+  if (order.empty()) return;
+  Where at{key_line(root, "gpu_bind", 1), "gpu_bind.order"};
+  if (p.gpus_per_node != static_cast<int>(order.size())) {
+    r.fail(at, fmt::format("names {} device{}, but gpus_per_node is {}", order.size(),
+                           order.size() == 1 ? "" : "s", p.gpus_per_node));
+  }
+  std::set<std::string> seen;
+  for (const std::string& id : order) {
+    if (!seen.insert(id).second) r.fail(at, fmt::format("names device \"{}\" twice", id));
+  }
+}
+
+}  // namespace
 
 MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_view source) {
   Reader r{source};
@@ -606,6 +673,7 @@ MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_vie
   profile.source = std::string(source);
   read_fields<MachineProfile>(r, root, {}, k_profile_fields, profile);
   if (profile.launcher.empty()) r.fail({1, "launcher"}, "required key is missing");
+  check_gpu_count(r, root, profile);
   return profile;
 }
 

@@ -24,6 +24,22 @@ struct CpuBind {
   bool operator==(const CpuBind&) const = default;
 };
 
+// How each local rank is given its own accelerators (machines/README.md, "gpu_bind"). A
+// profile without this block leaves devices alone.
+struct GpuBind {
+  // The devices in local-rank order, as the mask variables spell them: local rank i gets
+  // order[i], so that it sits on the NUMA domain of the cores it is bound to (Polaris: 3,2,1,0).
+  std::vector<std::string> order;
+  // The variables that mask devices for a rank (empty: the device's own, CUDA_VISIBLE_DEVICES
+  // for cuda); ezpz-rankenv sets each to the rank's devices.
+  std::vector<std::string> variables;
+  // The launcher's own GPU binding (srun --gpu-bind=closest), used where the launcher's row
+  // has a GPU flag; empty, or another launcher: the masks above.
+  std::string launcher_bind;
+  int ranks_per_gpu = 1;  // the most ranks the site lets share one GPU
+  bool operator==(const GpuBind&) const = default;
+};
+
 struct MachineMatch {
   std::vector<std::string> hostnames;  // glob patterns (fnmatch), any may match
   EnvList env;                         // all must hold: NAME -> glob on its value
@@ -60,6 +76,7 @@ struct MachineProfile {
   std::string device;     // cuda, xpu, rocm, cpu; empty = let the trainer decide
   std::string backend;    // nccl, xccl, gloo ...; empty = let the trainer decide
   CpuBind cpu_bind;
+  GpuBind gpu_bind;
   EnvList env;                             // set for every rank, in order
   std::vector<std::string> launcher_args;  // appended after the dialect's own flags
   // Also appended when ezpz starts its own MPI programs (the yeet stager, the
@@ -82,7 +99,7 @@ template <typename T>
 using KeyMember =
     std::variant<std::monostate, std::string T::*, int T::*, std::vector<std::string> T::*,
                  std::vector<int> T::*, EnvList T::*, std::optional<SchedulerKind> T::*,
-                 CpuBind::Style T::*, CpuBind T::*, MachineMatch T::*,
+                 CpuBind::Style T::*, CpuBind T::*, GpuBind T::*, MachineMatch T::*,
                  std::vector<BadNodePattern> T::*, BatchDefaults T::*>;
 
 template <typename T>
@@ -101,6 +118,8 @@ template <>
 std::span<const ProfileKey<MachineMatch>> profile_keys();
 template <>
 std::span<const ProfileKey<CpuBind>> profile_keys();
+template <>
+std::span<const ProfileKey<GpuBind>> profile_keys();
 template <>
 std::span<const ProfileKey<BatchDefaults>> profile_keys();
 

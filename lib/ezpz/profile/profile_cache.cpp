@@ -21,8 +21,8 @@ using nlohmann::json;
 // key was added, moved or retyped is never read by position.
 
 template <typename T>
-concept Keyed =
-    std::same_as<T, MachineMatch> || std::same_as<T, CpuBind> || std::same_as<T, BatchDefaults>;
+concept Keyed = std::same_as<T, MachineMatch> || std::same_as<T, CpuBind> ||
+    std::same_as<T, GpuBind> || std::same_as<T, BatchDefaults>;
 
 void encode(json& out, const std::string& value) {
   out = value;
@@ -149,6 +149,7 @@ const std::string& cache_layout() {
     describe_keys<MachineProfile>(text);
     describe_keys<MachineMatch>(text);
     describe_keys<CpuBind>(text);
+    describe_keys<GpuBind>(text);
     describe_keys<BatchDefaults>(text);
     return text;
   }();

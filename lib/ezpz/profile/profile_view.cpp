@@ -54,7 +54,8 @@ namespace {
 constexpr std::array<const char*, 3> k_bind_styles = {"none", "depth", "list"};
 
 template <typename T>
-concept Keyed = std::same_as<T, MachineMatch> || std::same_as<T, BatchDefaults>;
+concept Keyed =
+    std::same_as<T, MachineMatch> || std::same_as<T, GpuBind> || std::same_as<T, BatchDefaults>;
 
 YAML::Emitter& key(YAML::Emitter& out, std::string_view name) {
   return out << YAML::Key << std::string(name) << YAML::Value;
