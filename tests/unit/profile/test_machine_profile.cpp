@@ -612,8 +612,10 @@ TEST_CASE("bundled Aurora and Polaris carry the reference's facts", "[profile]")
   CHECK(aurora.profile->network_suffix == ".hsn.cm.aurora.alcf.anl.gov");
   CHECK(aurora.profile->env == EnvList{{"ZE_FLAT_DEVICE_HIERARCHY", "FLAT"},
                                        {"CCL_PROCESS_LAUNCHER", "pmix"},
-                                       {"CCL_OP_SYNC", "1"},
-                                       {"FI_MR_CACHE_MONITOR", "userfaultfd"}});
+                                       {"CCL_ATL_TRANSPORT", "mpi"},
+                                       {"CCL_KVS_MODE", "mpi"},
+                                       {"FI_MR_CACHE_MONITOR", "userfaultfd"},
+                                       {"CCL_OP_SYNC", "1"}});
   ProfileChoice polaris =
       select_profile(profiles, std::string("polaris"), {}, "", SchedulerKind::pbs);
   CHECK(polaris.profile->cpu_bind == CpuBind{CpuBind::Style::depth, 8, 0, 0, {}});
