@@ -79,6 +79,9 @@ srun_case "sbatch --gpus-per-task=1, plain srun" "-N2 --ntasks-per-node=4 --gpus
 # --gpus-per-node=4 the step has all four, and 3,2 holds.
 srun_case "srun 2 per node --gpus-per-node=4 --gpu-bind=map_gpu:3,2" "-N2 --ntasks-per-node=2 --gres=gpu:4" \
   "-N2 -n4 --ntasks-per-node=2 --gpus-per-node=4 --gpu-bind=map_gpu:3,2" 3 2
+srun_case "srun 2 per node --gpus-per-node=4 --gpus-per-task=1 --gpu-bind=map_gpu:3,2" \
+  "-N2 --ntasks-per-node=2 --gres=gpu:4" \
+  "-N2 -n4 --ntasks-per-node=2 --gpus-per-node=4 --gpus-per-task=1 --gpu-bind=map_gpu:3,2" 3 2
 # With --gpus-per-task=1 the step has GPUs 0 and 1 only: Slurm says so on
 # stderr, gives every task GPU 0, and exits 0.
 srun_case "srun 2 per node --gpus-per-task=1 --gpu-bind=map_gpu:3,2" "-N2 --ntasks-per-node=2 --gres=gpu:4" \
