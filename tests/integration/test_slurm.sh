@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ezpz inside real Slurm jobs. tests/slurm/cluster.sh starts a 4-node cluster
-# on this machine (munge, slurmctld, one slurmd per node n01..n04, 2 CPUs
-# each); every case below submits a real job with sbatch and runs ezpz in its
-# batch script, so the SLURM_* variables are Slurm's own. Checked: placement
+# on this machine (munge, slurmctld, one slurmd per node n01..n04; see
+# slurm_common.sh); every case below submits a real job with sbatch and runs
+# ezpz in its batch script, so the SLURM_* variables are Slurm's own. Checked: placement
 # of 8 ranks over 4 nodes and the torch env contract, --nhosts and --exclude,
 # a failing rank's exit status, scancel, an MPICH program over srun's PMI2, a
 # plain PyTorch DDP script (Debian's python3-torch),
@@ -14,139 +14,10 @@
 source "$(dirname "$0")/common.sh"
 announce_passes
 
-cluster="$EZPZ_SRC/tests/slurm/cluster.sh"
-export EZPZ_SLURM_DIR=${EZPZ_SLURM_DIR:-/tmp/ezpz-slurm}
-nodes=(n01 n02 n03 n04)
 skips=()
 skip() { skips+=("$1"); printf 'SKIP: %s\n' "$1"; }
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skipped: the Slurm cluster (slurmctld, slurmd, munged, /etc/hosts) needs root"
-  exit 77
-fi
-for tool in sbatch squeue scancel sinfo srun slurmctld slurmd munged; do
-  if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null; then
-    echo "skipped: $tool is not installed (apt-get install slurm-wlm munge)"
-    exit 77
-  fi
-done
-
-# --- The cluster ---------------------------------------------------------------
-controller_up() {
-  local pid
-  pid=$(cat "$EZPZ_SLURM_DIR/run/slurmctld.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null
-}
-# Every job of this run has this name: on exit, whatever is left is cancelled
-# (while the controller still answers), then the cluster goes down unless it
-# was up before or EZPZ_SLURM_KEEP=1.
-job_name="ezpz-test-$$"
-take_down=true
-{ controller_up || [ "${EZPZ_SLURM_KEEP:-0}" == 1 ]; } && take_down=false
-cleanup_slurm() {
-  controller_up && SLURM_CONF="$EZPZ_SLURM_DIR/slurm.conf" scancel --name="$job_name" 2>/dev/null
-  if $take_down; then
-    "$cluster" down >"$scratch/down.log" 2>&1 || sed 's/^/  down: /' "$scratch/down.log" >&2
-  fi
-}
-on_exit cleanup_slurm
-up_start=$(now_ms)
-"$cluster" up >"$scratch/up.out" 2>"$scratch/up.err"
-up_rc=$?
-if [ "$up_rc" -eq 77 ]; then
-  echo "skipped: $(cat "$scratch/up.err")"
-  exit 77
-fi
-if [ "$up_rc" -ne 0 ]; then
-  fail "cluster.sh up: exit status $up_rc"
-  sed 's/^/  up: /' "$scratch/up.err" >&2
-  finish
-  exit 1
-fi
-printf 'cluster up in %d ms\n' $(($(now_ms) - up_start))
-source "$EZPZ_SLURM_DIR/env"  # SLURM_CONF, for sbatch, squeue and scancel here
-expect_eq "cluster: 4 idle nodes" "n01 idle
-n02 idle
-n03 idle
-n04 idle" "$(sinfo -h -N -o '%N %T' | sort -u)"
-
-mkdir -p "$scratch/work" "$scratch/home" "$scratch/run"
-
-# The job's environment starts clean (sbatch exports the submitter's to the
-# batch script); ezpz picks MASTER_PORT itself.
-submit_env() { clean_env env -u MASTER_PORT SLURM_CONF="$SLURM_CONF" "$@"; }
-
-# write_batch NAME [--background] EZPZ-ARGS...: $scratch/NAME.sh runs
-# `ezpz EZPZ-ARGS` in $scratch/work, its stdout and stderr to NAME.out/.err
-# and its exit status to NAME.rc. With --background the script catches
-# SIGTERM (ezpz still gets it: a caught signal is reset to the default on
-# exec) and waits for ezpz, so that ezpz's status is recorded even when the
-# job is cancelled.
-write_batch() {
-  local name=$1 background=false; shift
-  [ "${1-}" == --background ] && { background=true; shift; }
-  {
-    echo '#!/bin/bash'
-    printf 'cd %q || exit 99\n' "$scratch/work"
-    [ -n "${run_batch_prefix-}" ] && printf '%s\n' "$run_batch_prefix"
-    if $background; then
-      echo "trap 'true' TERM"
-      printf '%q ' "$EZPZ_BIN" "$@"
-      printf '>%q 2>%q &\n' "$scratch/$name.out" "$scratch/$name.err"
-      echo 'pid=$!; wait $pid; rc=$?'
-      echo 'while kill -0 $pid 2>/dev/null; do wait $pid; rc=$?; done'
-    else
-      printf '%q ' "$EZPZ_BIN" "$@"
-      printf '>%q 2>%q\n' "$scratch/$name.out" "$scratch/$name.err"
-      echo 'rc=$?'
-    fi
-    printf 'echo $rc >%q\n' "$scratch/$name.rc"
-    echo 'exit $rc'
-  } >"$scratch/$name.sh"
-}
-
-# job_state JOB: Slurm's state of JOB (PENDING, RUNNING, COMPLETING, COMPLETED,
-# FAILED, CANCELLED, ...); COMPLETING while its processes are being cleaned up.
-job_state() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-# job_ended JOB: JOB is over and Slurm has finished cleaning up after it.
-job_ended() {
-  local state
-  state=$(job_state "$1")
-  [ -n "$state" ] && [[ ! $state =~ ^(PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED|REQUEUED)$ ]]
-}
-
-# run_batch NAME SBATCH-OPTIONS... -- [VAR=VALUE...] EZPZ-ARGS...: submit a
-# batch script running ezpz and wait until the job has ended (polled: `sbatch
-# --wait` only looks after 2 s and then 10 s), for ${batch_timeout:-60} s at
-# most, then cancel it. Sets job_id, rc (ezpz's status, or "none" when it did
-# not finish), out and err (ezpz's stdout and stderr).
-run_batch() {
-  local name=$1; shift
-  local -a sbatch_options=() vars=()
-  while [ "$1" != -- ]; do sbatch_options+=("$1"); shift; done
-  shift
-  while [[ $1 == [A-Z]*=* ]]; do vars+=("$1"); shift; done
-  write_batch "$name" "$@"
-  rm -f "$scratch/$name.rc" "$scratch/$name.out" "$scratch/$name.err"
-  mark_logs
-  job_id=$(submit_env "${vars[@]}" sbatch --parsable --job-name="$job_name" -D "$scratch/work" \
-    -o "$scratch/$name.slurm" "${sbatch_options[@]}" "$scratch/$name.sh" 2>"$scratch/$name.sbatch")
-  if [[ ! $job_id =~ ^[0-9]+$ ]]; then
-    fail "$name: sbatch failed"; sed "s/^/  $name: sbatch: /" "$scratch/$name.sbatch" >&2
-    rc=none out="" err=""
-    return
-  fi
-  if ! wait_until "${batch_timeout:-60}" job_ended "$job_id"; then
-    fail "$name: job $job_id not over within ${batch_timeout:-60} s (state $(job_state "$job_id"))"
-    scancel "$job_id" 2>/dev/null
-  fi
-  rc=$(cat "$scratch/$name.rc" 2>/dev/null || echo none)
-  out=$(cat "$scratch/$name.out" 2>/dev/null)
-  err=$(cat "$scratch/$name.err" 2>/dev/null)
-  if [ "$rc" == none ]; then
-    sed "s/^/  $name: job output: /" "$scratch/$name.slurm" >&2 2>/dev/null
-    sed "s/^/  $name: ezpz stderr: /" "$scratch/$name.err" >&2 2>/dev/null
-  fi
-}
+source "$(dirname "$0")/slurm_common.sh"
 
 # Rank reporter for Slurm: the node is the slurmd the rank runs under.
 slurm_reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_SIZE-unset} lsize=${LOCAL_WORLD_SIZE-unset} addr=${MASTER_ADDR-unset} host=${SLURMD_NODENAME-unset} port=${MASTER_PORT-unset}"'
@@ -155,26 +26,6 @@ slurm_reporter='echo "rank=${RANK-unset} local=${LOCAL_RANK-unset} size=${WORLD_
 # each HOST in order, master on the first.
 expected_ranks() { local ppn=$1; shift; rank_lines "$1" "$ppn" "$@"; }
 
-# Each node's slurmd log size when the last job was submitted: only what the
-# logs gained since then is searched (the logs outlive clusters and job ids).
-log_marks=()
-mark_logs() {
-  local node
-  log_marks=()
-  for node in "${nodes[@]}"; do
-    log_marks+=("$(stat -c %s "$EZPZ_SLURM_DIR/log/slurmd-$node.log" 2>/dev/null || echo 0)")
-  done
-}
-# step_nodes JOB: the nodes whose slurmd started a task of JOB's first step
-# (since the last mark_logs), space-separated.
-step_nodes() {
-  local i found=()
-  for i in "${!nodes[@]}"; do
-    tail -c "+$((log_marks[i] + 1))" "$EZPZ_SLURM_DIR/log/slurmd-${nodes[i]}.log" 2>/dev/null |
-      grep -q "launch task StepId=$1\.0 " && found+=("${nodes[i]}")
-  done
-  echo "${found[*]}"
-}
 # The srun line ezpz ran (from -v), for the hosts it was given.
 srun_line() { sed -n 's/^ezpz: running: .* srun /srun /p' <<<"$err"; }
 

@@ -12,6 +12,12 @@
 # pid and log file (%n). n01..n04 also resolve to 127.0.0.1 (a marked
 # /etc/hosts line), because ranks are given MASTER_ADDR=n01.
 #
+# Each node has the shape of a 4-GPU node: 8 CPUs (SlurmdParameters=
+# config_overrides: slurmd reports the configured CPUs, not the host's 2) and
+# GRES gpu:4, whose device files are stand-ins (make_gpu_files), so that
+# `srun --gpus-per-task` and `--gpu-bind` set CUDA_VISIBLE_DEVICES and friends
+# per task as on a GPU machine. Nothing binds or confines: task/none, no cgroup.
+#
 # Everything lives in $EZPZ_SLURM_DIR (default /tmp/ezpz-slurm): slurm.conf,
 # `env` (source it for SLURM_CONF), logs, state, pid files. /etc/slurm is not
 # touched. Needs root (daemons, /etc/hosts); without it, exits 77 (skipped).
@@ -23,6 +29,8 @@ nodes=(n01 n02 n03 n04)
 hosts_mark="# ezpz-slurm"
 hosts_line="127.0.0.1 ${nodes[*]} $hosts_mark"
 up_timeout=${EZPZ_SLURM_UP_TIMEOUT:-60}
+cpus_per_node=8
+gpus_per_node=4
 export SLURM_CONF="$dir/slurm.conf"
 
 say() { printf 'cluster.sh: %s\n' "$*" >&2; }
@@ -58,12 +66,31 @@ wait_for() {
   done
 }
 
+# Stand-ins for each node's GPUs: slurmd stats a GRES's File= but never opens
+# it (no cgroup device constraint), so /dev/null's device numbers under the
+# names gpu0..gpuN-1 do; the number in the name is the GPU's index. The nodes
+# share them (one host).
+make_gpu_files() {
+  local i
+  mkdir -p "$dir/dev"
+  for ((i = 0; i < gpus_per_node; i++)); do
+    [ -c "$dir/dev/gpu$i" ] || mknod -m 0666 "$dir/dev/gpu$i" c 1 3 || die "mknod $dir/dev/gpu$i failed"
+  done
+}
+
+# install_changed NEW FILE: NEW replaces FILE; true when FILE's content changed.
+install_changed() {
+  if cmp -s "$1" "$2"; then rm -f "$1"; return 1; fi
+  mv "$1" "$2"
+}
+
 write_config() {
   local host
   host=$(hostname)
   mkdir -p "$dir/state" "$dir/log" "$dir/run" "$dir/spool"
   local node
   for node in "${nodes[@]}"; do mkdir -p "$dir/spool/$node"; done
+  make_gpu_files
   cat >"$dir/slurm.conf.new" <<EOF
 # Written by tests/slurm/cluster.sh: a 4-node cluster on one host ($host).
 ClusterName=ezpz
@@ -87,6 +114,7 @@ SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0
 MpiDefault=none
+SlurmdParameters=config_overrides
 SwitchType=switch/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
@@ -101,10 +129,15 @@ MinJobAge=60
 SlurmctldDebug=info
 SlurmdDebug=info
 LogTimeFormat=iso8601_ms
-NodeName=n[01-04] NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port_base + 1))-$((port_base + ${#nodes[@]})) CPUs=2 State=UNKNOWN
+GresTypes=gpu
+NodeName=n[01-04] NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port_base + 1))-$((port_base + ${#nodes[@]})) CPUs=$cpus_per_node Gres=gpu:$gpus_per_node State=UNKNOWN
 PartitionName=debug Nodes=n[01-04] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 EOF
-  mv "$dir/slurm.conf.new" "$dir/slurm.conf"
+  # Read from slurm.conf's directory. No AutoDetect: there is no NVML here.
+  printf 'Name=gpu File=%s/dev/gpu[0-%d]\n' "$dir" $((gpus_per_node - 1)) >"$dir/gres.conf.new"
+  config_changed=false
+  install_changed "$dir/slurm.conf.new" "$dir/slurm.conf" && config_changed=true
+  install_changed "$dir/gres.conf.new" "$dir/gres.conf" && config_changed=true
   : >"$dir/plugstack.conf"  # no SPANK plugins from /etc/slurm
   printf 'export SLURM_CONF=%s\n' "$dir/slurm.conf" >"$dir/env"
 }
@@ -171,6 +204,12 @@ show_logs() {
 cmd_up() {
   need_root
   write_config
+  if $config_changed && any_alive "${daemon_pidfiles[@]}"; then
+    # Daemons read their configuration only when they start (a cluster left
+    # up by an older cluster.sh would lack the GPUs).
+    say "the configuration changed: restarting slurmctld and the slurmds"
+    stop_pidfiles "${daemon_pidfiles[@]}"
+  fi
   add_hosts_line
   start_munge
   start_slurmctld
@@ -186,6 +225,10 @@ cmd_up() {
   say "4 nodes idle (${nodes[*]}); logs in $dir/log"
   printf 'export SLURM_CONF=%s\n' "$dir/slurm.conf"
 }
+
+daemon_pidfiles=("$dir/run/slurmctld.pid")
+for node in "${nodes[@]}"; do daemon_pidfiles+=("$dir/run/slurmd-$node.pid"); done
+any_alive() { local file; for file in "$@"; do alive_pidfile "$file" && return 0; done; return 1; }
 
 # stop_pidfiles FILE...: SIGTERM the processes named in the FILEs, all at
 # once; SIGKILL those still there after 10 s. The FILEs are removed.
@@ -218,9 +261,7 @@ cmd_down() {
       wait_for 20 no_jobs || say "jobs still listed after scancel: $(squeue -h -o '%i %T' | tr '\n' ' ')"
     fi
   fi
-  local node pidfiles=("$dir/run/slurmctld.pid")
-  for node in "${nodes[@]}"; do pidfiles+=("$dir/run/slurmd-$node.pid"); done
-  stop_pidfiles "${pidfiles[@]}"
+  stop_pidfiles "${daemon_pidfiles[@]}"
   if [ -f "$dir/run/munged.pid" ]; then
     # Only the munged that `up` started; never the system's own.
     if [ "$(cat "$dir/run/munged.pid")" == "$(cat /run/munge/munged.pid 2>/dev/null)" ]; then
