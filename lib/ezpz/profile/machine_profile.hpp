@@ -29,13 +29,13 @@ struct CpuBind {
 struct GpuBind {
   // The devices in local-rank order, as the mask variables spell them: local rank i gets
   // order[i], so that it sits on the NUMA domain of the cores it is bound to (Polaris: 3,2,1,0).
-  std::vector<std::string> order;
+  std::vector<std::string> order{};
   // The variables that mask devices for a rank (empty: the device's own, CUDA_VISIBLE_DEVICES
   // for cuda); ezpz-rankenv sets each to the rank's devices.
-  std::vector<std::string> variables;
+  std::vector<std::string> variables{};
   // The launcher's own GPU binding (srun --gpu-bind=closest), used where the launcher's row
   // has a GPU flag; empty, or another launcher: the masks above.
-  std::string launcher_bind;
+  std::string launcher_bind{};
   int ranks_per_gpu = 1;  // the most ranks the site lets share one GPU
   bool operator==(const GpuBind&) const = default;
 };

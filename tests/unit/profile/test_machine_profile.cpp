@@ -196,6 +196,25 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
       {L + "backend: hccl\n",
        "machines/x.yaml:2: backend: expected one of nccl, rccl, xccl, ccl, gloo, mpi, got "
        "\"hccl\""},
+      // GPU placement.
+      {L + "gpus_per_node: 4\ngpu_bind:\n  variables: [CUDA_VISIBLE_DEVICES]\n",
+       "machines/x.yaml:3: gpu_bind.order: expected the devices in local-rank order (\"order: [3, "
+       "2, 1, 0]\")"},
+      {L + "gpus_per_node: 4\ngpu_bind:\n  order: [3, 2, 1]\n",
+       "machines/x.yaml:3: gpu_bind.order: names 3 devices, but gpus_per_node is 4"},
+      {L + "gpu_bind:\n  order: [0]\n",
+       "machines/x.yaml:2: gpu_bind.order: names 1 device, but gpus_per_node is 0"},
+      {L + "gpus_per_node: 2\ngpu_bind:\n  order: [1, 1]\n",
+       "machines/x.yaml:3: gpu_bind.order: names device \"1\" twice"},
+      {L + "gpus_per_node: 2\ngpu_bind:\n  order: [\"0\", \"1,2\"]\n",
+       "machines/x.yaml:4: gpu_bind.order[1]: expected a device id (\"3\", \"0.1\"), got \"1,2\""},
+      {L + "gpus_per_node: 1\ngpu_bind:\n  order: [0]\n  variables: [CUDA-MASK]\n",
+       "machines/x.yaml:5: gpu_bind.variables[0]: not a variable name (letters, digits and _, not "
+       "starting with a digit)"},
+      {L + "gpus_per_node: 1\ngpu_bind:\n  order: [0]\n  ranks_per_gpu: 0\n",
+       "machines/x.yaml:5: gpu_bind.ranks_per_gpu: expected an integer >= 1, got \"0\""},
+      {L + "gpus_per_node: 1\ngpu_bind:\n  order: [0]\n  launcher_bnd: closest\n",
+       "machines/x.yaml:5: gpu_bind.launcher_bnd: unknown key; did you mean \"launcher_bind\"?"},
       // CPU binding.
       {L + "cpu_bind: depth\n", "machines/x.yaml:2: cpu_bind: expected a mapping, got \"depth\""},
       {L + "\ncpu_bind:\n\n  style: spread\n",
