@@ -77,9 +77,11 @@ std::string choose_launcher(const LaunchRequest& request, const MachineProfile& 
 }
 
 // A user --cpu-bind value replaces the profile's binding.
-CpuBindArgs choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn) {
-  if (request.cpu_bind) return {*request.cpu_bind, 0};
-  return profile_cpu_bind(profile.cpu_bind, ppn);
+CoreBinding choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn) {
+  if (request.cpu_bind) {
+    return {.kind = CoreBinding::Kind::verbatim, .verbatim = *request.cpu_bind};
+  }
+  return profile_core_binding(profile.cpu_bind, ppn);
 }
 
 // A profile's env values are defaults: what the user already exported wins.
@@ -137,11 +139,14 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   planned.hostfile = choose_hostfile(hosts, planned.launcher, in, planned.plan.files);
   planned.plan.env = rank_env(planned, request, in);
 
+  CoreBinding binding = choose_cpu_bind(request, in.profile, planned.topology.ppn);
+  planned.binding_note =
+      binding_words(*launcher_row(planned.launcher), binding, planned.topology.ppn).dropped_why;
   LauncherInput launcher{.world_size = planned.topology.world_size,
                          .ppn = planned.topology.ppn,
                          .hosts = hosts,
                          .hostfile = planned.hostfile,
-                         .cpu_bind = choose_cpu_bind(request, in.profile, planned.topology.ppn),
+                         .cpu_bind = binding,
                          .exported = names_of(planned.plan.env),
                          .master_addr = planned.master_addr,
                          .master_port = in.master_port,

@@ -62,6 +62,8 @@ struct PlannedLaunch {
   Topology topology;
   std::string hostfile;
   std::string master_addr;
+  // Why the profile's CPU binding is not applied (torchrun binds nothing); empty when it is.
+  std::string binding_note;
 };
 
 // One host per line: what a hostfile holds.
