@@ -23,6 +23,8 @@ nodes=(n01 n02 n03 n04)
 hosts_mark="# ezpz-slurm"
 hosts_line="127.0.0.1 ${nodes[*]} $hosts_mark"
 up_timeout=${EZPZ_SLURM_UP_TIMEOUT:-60}
+# task/none binds nothing; task/affinity applies srun's --cpu-bind (tests/integration/test_binding.sh).
+task_plugin=${EZPZ_SLURM_TASK_PLUGIN:-task/none}
 export SLURM_CONF="$dir/slurm.conf"
 
 say() { printf 'cluster.sh: %s\n' "$*" >&2; }
@@ -81,7 +83,7 @@ SlurmdPidFile=$dir/run/slurmd-%n.pid
 SlurmdLogFile=$dir/log/slurmd-%n.log
 PlugStackConfig=$dir/plugstack.conf
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$task_plugin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
