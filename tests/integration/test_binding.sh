@@ -40,27 +40,29 @@ profile tiny-list-slurm slurm srun "$no_core0"
 
 cores='echo "$RANK $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
 
-# bound NAME EXPECTED-WORDS EXPECTED-CORES EZPZ-LAUNCH-OPTIONS...: the plan holds the words and
-# each rank runs on the cores given ("RANK CORES" lines, by rank).
+# bound RUN REPORT NAME EXPECTED-WORDS EXPECTED-LINES EZPZ-LAUNCH-OPTIONS...: ezpz run by RUN
+# (run_ezpz here, in_job under Slurm); the plan holds the words and each rank, printing its cores
+# with the command REPORT, prints the lines expected (sorted).
 bound() {
-  local name=$1 words=$2 want=$3; shift 3
-  run_ezpz "$name-plan" launch --no-record "$@" --dry-run -- true
+  local run=$1 report=$2 name=$3 words=$4 want=$5; shift 5
+  "$run" "$name-plan" launch --no-record "$@" --dry-run -- true
   expect_true "$name: the plan says $words" grep -qF -- " $words " <<<"$out"
-  run_ezpz "$name" launch --no-record "$@" -- sh -c "$cores"
+  "$run" "$name" launch --no-record "$@" -- sh -c "$report"
   expect_eq "$name: exit status" 0 "$rc"
   expect_eq "$name: each rank on its cores" "$want" "$(sort <<<"$out")"
   expect_eq "$name: nothing on stderr" "" "$err"
 }
+local_bound() { bound run_ezpz "$cores" "$@"; }
 
-bound "hydra, depth 1" "-bind-to user:0,1" "0 0
+local_bound "hydra, depth 1" "-bind-to user:0,1" "0 0
 1 1" --machine tiny-depth -n 2
-bound "hydra, list without core 0" "-bind-to user:1" "0 1" --machine tiny-list -n 1
+local_bound "hydra, list without core 0" "-bind-to user:1" "0 1" --machine tiny-list -n 1
 # A user's binding is Hydra's own words, passed as written.
-bound "hydra, --cpu-bind user:1,0" "-bind-to user:1,0" "0 1
+local_bound "hydra, --cpu-bind user:1,0" "-bind-to user:1,0" "0 1
 1 0" --machine tiny-depth -n 2 --cpu-bind user:1,0
 
 if [ -n "$ompi" ]; then
-  bound "openmpi, depth 1" "--map-by ppr:2:node:PE=1 --bind-to core" "0 0
+  local_bound "openmpi, depth 1" "--map-by ppr:2:node:PE=1 --bind-to core" "0 0
 1 1" --machine tiny-depth --launcher openmpi -n 2
   run_ezpz "openmpi, list" launch --no-record --machine tiny-list --launcher openmpi -n 1 -- true
   expect_eq "openmpi, list: refused before anything runs" 2 "$rc"
@@ -102,16 +104,7 @@ in_job() {
   err=$(cat "$scratch/$name.err")
 }
 
-# srun_bound NAME EXPECTED-WORDS EXPECTED-LINES EZPZ-LAUNCH-OPTIONS...
-srun_bound() {
-  local name=$1 words=$2 want=$3; shift 3
-  in_job "$name-plan" launch --no-record "$@" --dry-run -- true
-  expect_true "$name: the plan says $words" grep -qF -- " $words " <<<"$out"
-  in_job "$name" launch --no-record "$@" -- sh -c "$on_host"
-  expect_eq "$name: exit status" 0 "$rc"
-  expect_eq "$name: each rank on its cores" "$want" "$(sort <<<"$out")"
-  expect_eq "$name: nothing on stderr" "" "$err"
-}
+srun_bound() { bound in_job "$on_host" "$@"; }
 srun_bound "srun, depth 1" "-c 1 --cpu-bind=cores" "0 n01 0
 1 n01 1
 2 n02 0
