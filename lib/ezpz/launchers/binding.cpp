@@ -151,6 +151,8 @@ int uniform_depth(const std::vector<std::vector<int>>& cores) {
   return depth;
 }
 
+// A depth binding in the launcher's depth words, else as each rank's cores; a list of cores in
+// its cores words, else in depth words when the list is a depth's (Open MPI, aprun).
 BindingWords profile_words(const LauncherRow& row, const CoreBinding& binding, int ppn) {
   const BindingForms& forms = row.binding;
   const bool depth = binding.kind == CoreBinding::Kind::depth;
@@ -160,8 +162,9 @@ BindingWords profile_words(const LauncherRow& row, const CoreBinding& binding, i
     return {.words = spell(forms.depth, {.depth = cores_each, .ppn = ppn}),
             .places_ranks = forms.depth_places_ranks};
   }
-  if (!forms.cores.empty())
+  if (!forms.cores.empty()) {
     return {.words = spell(forms.cores, {.cores = core_list(forms.list, binding.cores)})};
+  }
   throw Error(fmt::format(
       "launcher {} cannot bind each rank to its own list of cores ({}), as the profile asks; "
       "give its own binding with --cpu-bind",
