@@ -5,8 +5,8 @@
 // plans, tests/golden/launch/); tests/unit/launchers/test_launcher_table.cpp checks each row is
 // whole. Plain constexpr data and the standard library only: ezpz-rankenv, started once per
 // rank, reads the per-rank variables from these same rows (launchers.cpp builds the command
-// line, rank_env.cpp and runtime_env.cpp read the variables, supervise/attempts.cpp the reports,
-// doctor/ the identity).
+// line, binding.cpp its CPU binding, rank_env.cpp and runtime_env.cpp read the variables,
+// supervise/attempts.cpp the reports, doctor/ the identity).
 #include <array>
 #include <cstddef>
 #include <initializer_list>
