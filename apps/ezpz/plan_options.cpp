@@ -269,6 +269,7 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   log::debug("layout: {} = {} x {} per host", plural(planned.topology.world_size, "rank"),
              plural(planned.topology.nhosts, "host"), planned.topology.ppn);
   log::debug("gpus: {}", planned.gpus.rule);
+  if (!planned.binding_note.empty()) log::debug("cpu binding: {}", planned.binding_note);
   LauncherProgramChoice program = choose_program(o, planned, gathered.inputs.profile, context.env);
   PlanContext plan_context{.scheduler = gathered.scheduler,
                            .machine = gathered.inputs.profile.name,

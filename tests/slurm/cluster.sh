@@ -31,6 +31,8 @@ hosts_line="127.0.0.1 ${nodes[*]} $hosts_mark"
 up_timeout=${EZPZ_SLURM_UP_TIMEOUT:-60}
 cpus_per_node=8
 gpus_per_node=4
+# task/none binds nothing; task/affinity applies srun's --cpu-bind (tests/integration/test_binding.sh).
+task_plugin=${EZPZ_SLURM_TASK_PLUGIN:-task/none}
 export SLURM_CONF="$dir/slurm.conf"
 
 say() { printf 'cluster.sh: %s\n' "$*" >&2; }
@@ -108,7 +110,7 @@ SlurmdPidFile=$dir/run/slurmd-%n.pid
 SlurmdLogFile=$dir/log/slurmd-%n.log
 PlugStackConfig=$dir/plugstack.conf
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$task_plugin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin

@@ -77,9 +77,23 @@ std::string choose_launcher(const LaunchRequest& request, const MachineProfile& 
 }
 
 // A user --cpu-bind value replaces the profile's binding.
-CpuBindArgs choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn) {
-  if (request.cpu_bind) return {*request.cpu_bind, 0};
-  return profile_cpu_bind(profile.cpu_bind, ppn);
+// --gpus-per-rank K: a host holds 1/K as many ranks as it has slots (GPUs).
+SlotsPerHost slots_for(const SlotsPerHost& slots, const GpuRequest& gpus) {
+  if (!gpus.given || gpus.gpus_per_rank <= 1 || !slots.known) return slots;
+  SlotsPerHost per_rank = slots;
+  per_rank.count = std::max(1, slots.count / gpus.gpus_per_rank);
+  per_rank.source = fmt::format("{} / --gpus-per-rank {}", slots.source, gpus.gpus_per_rank);
+  return per_rank;
+}
+
+// A rank given K GPUs is given the cores of K GPUs' ranks, on their NUMA domains.
+CoreBinding choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn,
+                            const GpuPlacement& gpus) {
+  if (request.cpu_bind) {
+    return {.kind = CoreBinding::Kind::verbatim, .verbatim = *request.cpu_bind};
+  }
+  const bool placed = gpus.by != GpuPlacement::By::none;
+  return profile_core_binding(profile.cpu_bind, ppn, placed ? gpus.gpus_per_rank : 1);
 }
 
 // A profile's env values are defaults: what the user already exported wins.
@@ -153,9 +167,9 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   PlannedLaunch planned;
   planned.launcher = choose_launcher(request, in.profile);
   std::vector<std::string> hosts = select_hosts(in.allocation.hosts, request.excluded);
-  planned.topology =
-      infer_topology(request.topology, static_cast<int>(hosts.size()), in.slots,
-                     launcher_fills_in_order(planned.launcher) ? Fill::in_order : Fill::evenly);
+  planned.topology = infer_topology(
+      request.topology, static_cast<int>(hosts.size()), slots_for(in.slots, request.gpus),
+      launcher_fills_in_order(planned.launcher) ? Fill::in_order : Fill::evenly);
   hosts.resize(planned.topology.nhosts);
   planned.hosts = hosts;
   planned.master_addr = master_addr(hosts, in);
@@ -163,11 +177,15 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   planned.gpus = place(planned, request, in);
   planned.plan.env = rank_env(planned, request, in);
 
+  planned.binding = choose_cpu_bind(request, in.profile, planned.topology.ppn, planned.gpus);
+  planned.binding_note =
+      binding_words(*launcher_row(planned.launcher), planned.binding, planned.topology.ppn)
+          .dropped_why;
   LauncherInput launcher{.world_size = planned.topology.world_size,
                          .ppn = planned.topology.ppn,
                          .hosts = hosts,
                          .hostfile = planned.hostfile,
-                         .cpu_bind = choose_cpu_bind(request, in.profile, planned.topology.ppn),
+                         .cpu_bind = planned.binding,
                          .exported = names_of(planned.plan.env),
                          .master_addr = planned.master_addr,
                          .master_port = in.master_port,

@@ -9,6 +9,7 @@
 #include "ezpz/core/env.hpp"
 #include "ezpz/launch/layout.hpp"
 #include "ezpz/launch/placement.hpp"
+#include "ezpz/launchers/binding.hpp"
 #include "ezpz/profile/machine_profile.hpp"
 
 namespace ezpz {
@@ -64,7 +65,10 @@ struct PlannedLaunch {
   Topology topology;
   std::string hostfile;
   std::string master_addr;
-  GpuPlacement gpus;  // each local rank's GPUs, and the rule that chose them
+  GpuPlacement gpus;    // each local rank's GPUs, and the rule that chose them
+  CoreBinding binding;  // each local rank's cores
+  // Why the profile's CPU binding is not applied (torchrun binds nothing); empty when it is.
+  std::string binding_note;
 };
 
 // One host per line: what a hostfile holds.

@@ -42,16 +42,26 @@ namespace {
 
 constexpr std::array<const char*, 3> k_placed_by = {"none", "masks", "launcher"};
 
-// Each local rank's GPUs, and the rule that chose them.
-nlohmann::ordered_json gpus_json(const GpuPlacement& gpus) {
+// Each local rank's cores and GPUs: what the profile (or the user's verbatim --cpu-bind, whose
+// cores ezpz does not know) and the GPU placement give it.
+nlohmann::ordered_json local_ranks_json(const PlannedLaunch& planned) {
+  const GpuPlacement& gpus = planned.gpus;
+  const std::vector<std::vector<int>>& cores = planned.binding.cores;
   nlohmann::ordered_json local = nlohmann::ordered_json::array();
-  for (std::size_t rank = 0; rank < gpus.local.size(); ++rank) {
-    local.push_back({{"local_rank", rank}, {"devices", gpus.local[rank]}});
+  for (int rank = 0; rank < planned.topology.ppn; ++rank) {
+    const auto index = static_cast<std::size_t>(rank);
+    local.push_back(
+        {{"local_rank", rank},
+         {"cores", index < cores.size() ? cores[index] : std::vector<int>{}},
+         {"devices", index < gpus.local.size() ? gpus.local[index] : std::vector<std::string>{}}});
   }
+  return local;
+}
+
+nlohmann::ordered_json gpus_json(const GpuPlacement& gpus) {
   return {{"by", k_placed_by[static_cast<std::size_t>(gpus.by)]},
           {"rule", gpus.rule},
-          {"variables", gpus.variables},
-          {"local_ranks", local}};
+          {"variables", gpus.variables}};
 }
 
 }  // namespace
@@ -66,7 +76,7 @@ std::string render_json(const PlannedLaunch& planned, const PlanContext& context
       {"ppn", planned.topology.ppn},     {"world_size", planned.topology.world_size},
       {"hostfile", planned.hostfile},    {"master_addr", planned.master_addr},
       {"argv", planned.plan.argv},       {"env", env},
-      {"gpus", gpus_json(planned.gpus)},
+      {"gpus", gpus_json(planned.gpus)}, {"local_ranks", local_ranks_json(planned)},
   };
   return json.dump(2);
 }

@@ -5,8 +5,8 @@
 // plans, tests/golden/launch/); tests/unit/launchers/test_launcher_table.cpp checks each row is
 // whole. Plain constexpr data and the standard library only: ezpz-rankenv, started once per
 // rank, reads the per-rank variables from these same rows (launchers.cpp builds the command
-// line, rank_env.cpp and runtime_env.cpp read the variables, supervise/attempts.cpp the reports,
-// doctor/ the identity).
+// line, binding.cpp its CPU binding, rank_env.cpp and runtime_env.cpp read the variables,
+// supervise/attempts.cpp the reports, doctor/ the identity).
 #include <array>
 #include <cstddef>
 #include <initializer_list>
@@ -88,6 +88,33 @@ struct FailureReport {
   std::string_view what_prefix = {};  // put before what_regex's number: Open MPI's bare code
 };
 
+// How a launcher writes each rank's cores in its binding (binding.cpp): the cores of one rank
+// as runs ("1-8,10-12"), each core ("1+2+3"), or a hexadecimal mask ("0x1fe"); `within` joins
+// the runs or cores of one rank, `between` the ranks.
+enum class CoreSpelling { runs, each, hex_mask };
+struct CoreListForm {
+  CoreSpelling spelling = CoreSpelling::runs;
+  std::string_view within{};
+  std::string_view between{};
+};
+
+// How a launcher spells a CPU binding (binding.cpp renders it): argv words, formatted with
+// {depth} (cores per rank), {ppn} (ranks per host), {cores} (each local rank's cores, written
+// as `list` says) and {value} (the user's --cpu-bind, as written). An empty form is one the
+// launcher cannot say: a depth binding is then written as its cores, and what neither form
+// can say is refused.
+struct BindingForms {
+  List<std::string_view, 4> depth{};     // `depth` consecutive cores per rank, from core 0
+  List<std::string_view, 2> cores{};     // each local rank its own cores
+  List<std::string_view, 2> verbatim{};  // the user's --cpu-bind
+  CoreListForm list{};
+  // The depth words also place ppn ranks on each host, so the ppn flag is left out (Open MPI
+  // takes one mapping policy: -N beside --map-by is overridden by it).
+  bool depth_places_ranks = false;
+  // Set where the launcher binds nothing: why a profile's binding is dropped (not an error).
+  std::string_view dropped_why{};
+};
+
 struct LauncherRow {
   std::string_view name{};              // the dialect's name, as profiles and --launcher say it
   List<std::string_view, 2> aliases{};  // other names users type for it ("mpich")
@@ -105,8 +132,7 @@ struct LauncherRow {
   std::string_view nnodes{};  // flag for the host count, if the launcher has one
   std::string_view hosts{};   // flag naming the hosts
   HostsForm hosts_form = HostsForm::hostfile;
-  std::string_view cpu_bind{};    // flag taking the binding value
-  std::string_view depth{};       // flag taking cores per rank (PALS --depth)
+  BindingForms binding{};         // how it spells a CPU binding
   std::string_view export_var{};  // flag to export one variable (Open MPI's -x)
   // Flags that give each rank its own GPUs, where the launcher has them: the count per rank
   // and the profile's binding (gpu_bind.launcher_bind). Others: ezpz-rankenv's masks.
@@ -144,8 +170,12 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .np = "--np=",
      .ppn = "--ppn=",
      .hosts = "--hostfile=",
-     .cpu_bind = "--cpu-bind=",
-     .depth = "--depth=",
+     // ALCF's Polaris and Aurora guides: --cpu-bind=depth --depth=N, or --cpu-bind=list:A:B:...
+     // (one block of cores per local rank, colon-separated).
+     .binding = {.depth = {"--cpu-bind=depth", "--depth={depth}"},
+                 .cores = {"--cpu-bind=list:{cores}"},
+                 .verbatim = {"--cpu-bind={value}"},
+                 .list = {.spelling = CoreSpelling::runs, .within = ",", .between = ":"}},
      .rank_variables = {.rank = "PALS_RANKID",
                         .local_rank = "PALS_LOCAL_RANKID",
                         .size = "PMI_SIZE",
@@ -168,7 +198,12 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .np = "-n",
      .ppn = "-ppn",
      .hosts = "-f",
-     .cpu_bind = "-bind-to",
+     // MPICH's Hydra user guide (process-core binding): -bind-to user:0+1,2+3 binds local
+     // rank 0 to cores 0 and 1, rank 1 to 2 and 3 (checked with MPICH 4.0.2's Hydra here);
+     // it has no depth of its own (it refuses "depth"), so depth is written as its cores.
+     .binding = {.cores = {"-bind-to", "user:{cores}"},
+                 .verbatim = {"-bind-to", "{value}"},
+                 .list = {.spelling = CoreSpelling::each, .within = "+", .between = ","}},
      // Hydra names each proxy's host as its host list does (per proxy, so never stale).
      .rank_variables = {.rank = "PMI_RANK",
                         .local_rank = "MPI_LOCALRANKID",
@@ -193,7 +228,14 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .np = "-n",
      .ppn = "-N",
      .hosts = "--hostfile",
-     .cpu_bind = "--bind-to",
+     // mpirun(1) of Open MPI 4.1: --map-by ppr:N:node:PE=n --bind-to core puts N ranks on
+     // each host, each bound to its own n consecutive cores (checked with --report-bindings
+     // on 4.1.4 here; -N beside --map-by is silently overridden, so this replaces -N). Its
+     // --cpu-list binds one core per rank and sorts the list, and a rankfile numbers cores
+     // logically: no per-rank list of cores is written.
+     .binding = {.depth = {"--map-by", "ppr:{ppn}:node:PE={depth}", "--bind-to", "core"},
+                 .verbatim = {"--bind-to", "{value}"},
+                 .depth_places_ranks = true},
      .export_var = "-x",
      .root_variables = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"},
      .rank_variables = {.rank = "OMPI_COMM_WORLD_RANK",
@@ -228,7 +270,12 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .nnodes = "-N",
      .hosts = "--nodelist=",
      .hosts_form = HostsForm::hostlist,
-     .cpu_bind = "--cpu-bind=",
+     // srun(1): -c N --cpu-bind=cores gives each task N cores of its own (OLCF's Frontier
+     // line: -c7); --cpu-bind=mask_cpu:M0,M1 binds local task i to the cores of mask Mi.
+     .binding = {.depth = {"-c", "{depth}", "--cpu-bind=cores"},
+                 .cores = {"--cpu-bind=mask_cpu:{cores}"},
+                 .verbatim = {"--cpu-bind={value}"},
+                 .list = {.spelling = CoreSpelling::hex_mask, .between = ","}},
      // srun(1): --gpus-per-task, and --gpu-bind=closest|map_gpu:...|per_task:N.
      .gpus_per_rank = "--gpus-per-task=",
      .gpu_bind = "--gpu-bind=",
@@ -269,7 +316,11 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .nnodes = "-N",
      .hosts = "--requires=host:",
      .hosts_form = HostsForm::hostlist,
-     .cpu_bind = "--setopt=cpu-affinity=",
+     // flux-shell-options(7): cpu-affinity=map:0-1;2-3 binds local task 0 to cores 0-1, task 1
+     // to 2-3 (hwloc lists, semicolon-separated); depth is written as its cores.
+     .binding = {.cores = {"--setopt=cpu-affinity=map:{cores}"},
+                 .verbatim = {"--setopt=cpu-affinity={value}"},
+                 .list = {.spelling = CoreSpelling::runs, .within = ",", .between = ";"}},
      .fills_in_order = false,
      .rank_variables = {.rank = "FLUX_TASK_RANK",
                         .local_rank = "FLUX_TASK_LOCAL_ID",
@@ -280,6 +331,7 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .programs = {"torchrun"},
      .install = "activate the Python environment that has torch",
      .argv_form = ArgvForm::torchrun,
+     .binding = {.dropped_why = "torchrun starts its ranks itself and binds no cores"},
      .sets_rank_env = true,
      .fills_in_order = false,
      .multi_host_dialect = "hydra"},
@@ -298,8 +350,9 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .ppn = "-N",
      .hosts = "-L",
      .hosts_form = HostsForm::node_ids,
-     .cpu_bind = "-cc",
-     .depth = "-d",
+     // -cc depth -d N: each PE bound to its own N CPUs (S-2496, "Using aprun CPU affinity").
+     // Per-PE CPU lists are not written: no document at hand says how -cc separates them.
+     .binding = {.depth = {"-cc", "depth", "-d", "{depth}"}, .verbatim = {"-cc", "{value}"}},
      .rank_variables = {.rank = "ALPS_APP_PE"}},
 }};
 

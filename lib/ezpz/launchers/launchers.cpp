@@ -63,11 +63,11 @@ std::vector<std::string> mpi_argv(const LauncherRow& d, const LauncherInput& in)
   std::vector<std::string> argv{std::string(d.programs.front())};
   argv.insert(argv.end(), d.leading.begin(), d.leading.end());
   add_flag(argv, d.nnodes, std::to_string(in.hosts.size()));
+  BindingWords binding = binding_words(d, in.cpu_bind, in.ppn);
   add_flag(argv, d.np, std::to_string(in.world_size));
-  add_flag(argv, d.ppn, std::to_string(in.ppn));
+  if (!binding.places_ranks) add_flag(argv, d.ppn, std::to_string(in.ppn));
   add_hosts(argv, d, in);
-  if (!in.cpu_bind.value.empty()) add_flag(argv, d.cpu_bind, in.cpu_bind.value);
-  if (in.cpu_bind.depth > 0) add_flag(argv, d.depth, std::to_string(in.cpu_bind.depth));
+  argv.insert(argv.end(), binding.words.begin(), binding.words.end());
   if (!d.export_var.empty()) {
     // Open MPI forwards nothing by default: the ranks need at least the paths, where set.
     for (const char* name : {"PATH", "LD_LIBRARY_PATH"}) {
@@ -85,6 +85,7 @@ std::vector<std::string> mpi_argv(const LauncherRow& d, const LauncherInput& in)
 // its store is hosted only where torchrun recognises the endpoint as its own name, which
 // a network-suffixed name or a simulated host is not: nobody hosts it and all wait.)
 std::vector<std::string> torchrun_argv(const LauncherRow& d, const LauncherInput& in) {
+  binding_words(d, in.cpu_bind, in.ppn);  // refuses a user's binding; a profile's is dropped
   std::vector<std::string> torchrun{std::string(d.programs.front())};
   if (in.hosts.size() <= 1) {
     torchrun.insert(torchrun.end(), {"--standalone", "--nnodes=1"});
@@ -247,52 +248,6 @@ bool launcher_takes_hostfile(std::string_view dialect) {
   // torchrun on several hosts is started through Hydra, which reads a hostfile.
   const LauncherRow* row = launcher_row(dialect);
   return row == nullptr || row->hosts_form == HostsForm::hostfile;
-}
-
-namespace {
-
-// "1-8", or "1-3,5-8" when a reserved core splits the block.
-std::string format_core_block(const std::vector<int>& cores, size_t first, size_t count) {
-  std::string text;
-  size_t run_start = first;
-  for (size_t i = first; i < first + count; ++i) {
-    bool run_ends = i + 1 == first + count || cores[i + 1] != cores[i] + 1;
-    if (!run_ends) continue;
-    text += fmt::format("{}{}-{}", text.empty() ? "" : ",", cores[run_start], cores[i]);
-    run_start = i + 1;
-  }
-  return text;
-}
-
-std::vector<int> usable_cores(const CpuBind& bind, int socket) {
-  std::vector<int> cores;
-  int first = socket * bind.cores_per_socket;
-  for (int core = first; core < first + bind.cores_per_socket; ++core) {
-    const auto& reserved = bind.reserved_cores;
-    if (std::find(reserved.begin(), reserved.end(), core) == reserved.end()) cores.push_back(core);
-  }
-  return cores;
-}
-
-}  // namespace
-
-CpuBindArgs profile_cpu_bind(const CpuBind& bind, int ppn) {
-  if (bind.style == CpuBind::Style::none) return {};
-  if (bind.style == CpuBind::Style::depth) return {"depth", bind.depth};
-  std::string list = "list";
-  int sockets = std::max(1, std::min(bind.sockets, ppn));
-  for (int socket = 0; socket < sockets; ++socket) {
-    std::vector<int> cores = usable_cores(bind, socket);
-    // Ranks spread evenly: the first (ppn % sockets) sockets take one extra.
-    size_t ranks = ppn / sockets + (socket < ppn % sockets ? 1 : 0);
-    size_t block = cores.size() / std::max<size_t>(ranks, 1);
-    for (size_t rank = 0; rank < ranks && block > 0; ++rank) {
-      // Two appends, not ":" + string: GCC 12 -O3 warns falsely on that (-Wrestrict, PR 105329).
-      list += ':';
-      list += format_core_block(cores, rank * block, block);
-    }
-  }
-  return {list, 0};
 }
 
 }  // namespace ezpz

@@ -7,18 +7,11 @@
 #include <vector>
 
 #include "ezpz/core/env.hpp"
+#include "ezpz/launchers/binding.hpp"
 #include "ezpz/launchers/launcher_table.hpp"
 #include "ezpz/profile/machine_profile.hpp"
 
 namespace ezpz {
-
-// CPU binding for the launcher: a --cpu-bind value and, for depth binding,
-// the cores per rank.
-struct CpuBindArgs {
-  std::string value;  // empty = no binding flag
-  int depth = 0;      // > 0: PALS --depth=N
-  bool operator==(const CpuBindArgs&) const = default;
-};
 
 // Everything a dialect needs to build its command line.
 struct LauncherInput {
@@ -26,7 +19,7 @@ struct LauncherInput {
   int ppn = 1;
   std::vector<std::string> hosts;  // exactly the hosts used
   std::string hostfile;            // a file listing `hosts`; empty = pass no hosts
-  CpuBindArgs cpu_bind;
+  CoreBinding cpu_bind;            // spelled in the dialect by binding.cpp
   std::vector<std::string> exported;  // variables ezpz sets, for launchers that need -x NAME
   std::string master_addr;            // torchrun rendezvous
   int master_port = 0;
@@ -104,11 +97,5 @@ bool launcher_sets_rank_env(std::string_view dialect);
 // all but torchrun, whose --nproc_per_node is one count for every host, and flux, whose
 // --tasks-per-node is too (flux-run(1) refuses -n beside it).
 bool launcher_fills_in_order(std::string_view dialect);
-
-// The --cpu-bind value a profile implies for `ppn` ranks per host; empty for none.
-// "list" splits each socket's cores (minus reserved ones) into equal blocks,
-// ranks spread evenly over sockets: Aurora at 12 ranks gives
-// list:1-8:9-16:...:93-100, at 6 ranks list:1-17:18-34:35-51:53-69:70-86:87-103.
-CpuBindArgs profile_cpu_bind(const CpuBind& bind, int ppn);
 
 }  // namespace ezpz

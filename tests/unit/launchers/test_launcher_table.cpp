@@ -30,7 +30,12 @@ TEST_CASE("every launcher row is whole", "[launcher_table]") {
       CHECK(!row.ppn.empty());
       CHECK(!row.hosts.empty());
       CHECK(!row.flavours.empty());  // its program's identity is checked before it runs
+      CHECK(!row.binding.verbatim.empty());  // a user's --cpu-bind reaches its own flag
     }
+    // A profile's binding is written, or dropped saying why (binding.cpp).
+    const BindingForms& forms = row.binding;
+    CHECK((!forms.depth.empty() || !forms.cores.empty() || !forms.dropped_why.empty()));
+    if (!forms.cores.empty()) CHECK(!forms.list.between.empty());
     // ezpz-rankenv maps its variables, unless it sets torch's own.
     CHECK((row.sets_rank_env || row.rank_variables.rank != nullptr));
     if (row.rank_variables.local_size_list != nullptr) CHECK(row.rank_variables.node != nullptr);

@@ -9,15 +9,6 @@
 using namespace ezpz;
 
 namespace {
-CpuBind aurora_bind() {
-  CpuBind bind;
-  bind.style = CpuBind::Style::list;
-  bind.sockets = 2;
-  bind.cores_per_socket = 52;
-  bind.reserved_cores = {0, 52};
-  return bind;
-}
-
 // 8 ranks, 4 per host, on two hosts listed in /h, bound `depth` cores each.
 LauncherInput depth_bound(std::vector<std::string> hosts, int depth) {
   CpuBind bind;
@@ -28,37 +19,10 @@ LauncherInput depth_bound(std::vector<std::string> hosts, int depth) {
   input.ppn = 4;
   input.hosts = std::move(hosts);
   input.hostfile = "/h";
-  input.cpu_bind = profile_cpu_bind(bind, 4);
+  input.cpu_bind = profile_core_binding(bind, 4);
   return input;
 }
 }  // namespace
-
-TEST_CASE("aurora cpu binding is computed for the ranks per node", "[launchers]") {
-  struct Row {
-    int ppn;
-    const char* list;
-  };
-  const std::vector<Row> rows = {
-      // The 12-rank list ALCF documents (and the Python ezpz always emits).
-      {12, "list:1-8:9-16:17-24:25-32:33-40:41-48:53-60:61-68:69-76:77-84:85-92:93-100"},
-      {6, "list:1-17:18-34:35-51:53-69:70-86:87-103"},
-      {2, "list:1-51:53-103"},
-      {1, "list:1-51"},
-      {3, "list:1-25:26-50:53-103"},
-  };
-  for (const Row& row : rows) {
-    INFO("ppn " << row.ppn);
-    CHECK(profile_cpu_bind(aurora_bind(), row.ppn).value == row.list);
-  }
-}
-
-TEST_CASE("a reserved core inside a block splits it into runs", "[launchers]") {
-  CpuBind bind = aurora_bind();
-  bind.sockets = 1;
-  bind.cores_per_socket = 8;
-  bind.reserved_cores = {3};
-  CHECK(profile_cpu_bind(bind, 1).value == "list:0-2,4-7");
-}
 
 TEST_CASE("depth binding renders as --cpu-bind=depth --depth=N on PALS", "[launchers]") {
   CHECK(launcher_argv("pals", depth_bound({"a", "b"}, 8)) ==
@@ -86,7 +50,7 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
   CHECK(launcher_argv("flux", input) ==
         std::vector<std::string>{"flux", "run", "-u", "--setopt=exit-on-error", "-N", "2",
                                  "--tasks-per-node=2", "--requires=host:n[01-02]"});
-  input.cpu_bind = {"per-task", 0};
+  input.cpu_bind = {.kind = CoreBinding::Kind::verbatim, .verbatim = "per-task"};
   CHECK(launcher_argv("flux", input).back() == "--setopt=cpu-affinity=per-task");
   CHECK_THROWS_WITH(launcher_argv("lsf", input),
                     "unknown launcher \"lsf\"; expected one of pals, hydra, openmpi, srun, flux, "
