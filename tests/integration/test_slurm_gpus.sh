@@ -92,4 +92,41 @@ srun_case "srun 2 per node --gpus-per-task=1 --gpu-bind=map_gpu:3,2" "-N2 --ntas
 srun_case "srun --gpus-per-task=1 --gpu-bind=none" "-N2 --ntasks-per-node=2 --gpus-per-node=4" \
   "-N2 -n4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-bind=none" unset unset
 
+# --- ezpz: GPU placement under srun -------------------------------------------------
+# Two machine profiles of this cluster's nodes: ezpz-rankenv masking each rank (Perlmutter's
+# way), and srun binding (Frontier's way, with map_gpu here: this cluster knows no GPU-CPU
+# closeness). Every mask variable is set, so each line shows the same devices three times.
+machines="$scratch/machines"
+mkdir -p "$machines"
+gpu_profile() {  # NAME [gpu_bind line...]
+  local name=$1; shift
+  printf '%s\n' "description: stand-in GPUs" "scheduler: slurm" "launcher: srun" \
+    "gpus_per_node: 4" "device: cuda" "gpu_bind:" '  order: ["3", "2", "1", "0"]' \
+    "  variables: [CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ZE_AFFINITY_MASK]" "$@" \
+    >"$machines/$name.yaml"
+}
+gpu_profile gpu-masks
+gpu_profile gpu-srun "  launcher_bind: map_gpu:3,2,1,0"
+# ezpz_case NAME "SBATCH-OPTIONS" "VAR=VALUE..." "LAUNCH-OPTIONS" DEVICES...
+ezpz_case() {
+  local name=$1 sbatch_options=$2 vars=$3 launch_options=$4; shift 4
+  # shellcheck disable=SC2086 # the options are this file's own words
+  run_batch "$name" $sbatch_options -- EZPZ_MACHINES_PATH="$machines" $vars \
+    launch $launch_options -- sh -c "$gpu_reporter"
+  expect_gpus "$name" "$@"
+}
+ezpz_case "ezpz masks: full nodes" "-N2 --ntasks-per-node=4 --gpus-per-node=4" \
+  "EZPZ_MACHINE=gpu-masks" "" 3 2 1 0
+ezpz_case "ezpz masks: 2 per node" "-N2 --ntasks-per-node=4 --gpus-per-node=4" \
+  "EZPZ_MACHINE=gpu-masks" "--ppn 2" 3 2
+ezpz_case "ezpz masks: --gpus-per-rank 2" "-N2 --ntasks-per-node=4 --gpus-per-node=4" \
+  "EZPZ_MACHINE=gpu-masks" "--gpus-per-rank 2" 3,2 1,0
+# Placement within the GPUs of a job holding two of each node's four.
+ezpz_case "ezpz masks: a job of 2 GPUs a node" "-N2 --ntasks-per-node=2 --gres=gpu:2" \
+  "EZPZ_MACHINE=gpu-masks" "" 1 0
+ezpz_case "ezpz srun binds: full nodes" "-N2 --ntasks-per-node=4 --gpus-per-node=4" \
+  "EZPZ_MACHINE=gpu-srun" "-v" --stderr "^ezpz: " 3 2 1 0
+expect_true "ezpz srun binds: the launch line has srun's GPU flags" \
+  grep -qF -- '--gpus-per-task=1 --gpu-bind=map_gpu:3,2,1,0' "$scratch/ezpz srun binds: full nodes.err"
+
 finish

@@ -43,27 +43,38 @@ std::optional<EnvList::value_type> user_mask(const std::vector<std::string>& var
 // The devices ranks may have, in local-rank order, and where they come from.
 struct Usable {
   std::vector<std::string> devices;
-  std::string source;  // "machine profile polaris", "CUDA_VISIBLE_DEVICES=1,3"
+  std::string source;     // "machine profile polaris", "CUDA_VISIBLE_DEVICES=1,3"
+  bool narrowed = false;  // by a mask of the user's: only masks keep within it
 };
 
-// Within a user's mask: the profile's (NUMA) order for the devices the mask names, when it
-// names only the profile's devices; else the mask's own order.
+// Slurm sets the masks of a batch script to the job's GPUs (SLURM_JOB_GPUS, the same list):
+// not a user's choice, and srun's own binding keeps within them.
+bool set_by_slurm(const EnvList::value_type& mask, const Env& environment) {
+  return get_nonempty(environment, "SLURM_JOB_GPUS") == mask.second;
+}
+
+// Within a mask: the profile's (NUMA) order for the devices the mask names, when it names only
+// the profile's devices; else the mask's own order. A mask naming them all changes nothing.
 Usable usable_devices(const PlacementInputs& in, const std::vector<std::string>& variables) {
   const std::vector<std::string>& order = in.profile.gpu_bind.order;
+  const Usable profile{order, fmt::format("machine profile {}", in.profile.name)};
   auto mask = user_mask(variables, in.environment);
-  if (!mask) return {order, fmt::format("machine profile {}", in.profile.name)};
+  if (!mask) return profile;
   std::vector<std::string> named;
   for (std::string_view id : split(mask->second, ',')) named.emplace_back(id);
-  std::string source = fmt::format("{}={}", mask->first, mask->second);
+  const auto in_mask = [&](const std::string& id) {
+    return std::find(named.begin(), named.end(), id) != named.end();
+  };
+  const bool slurm = set_by_slurm(*mask, in.environment);
+  std::string source = fmt::format("{}={}{}", mask->first, mask->second, slurm ? " (Slurm's)" : "");
   const auto known = [&](const std::string& id) {
     return std::find(order.begin(), order.end(), id) != order.end();
   };
-  if (!std::all_of(named.begin(), named.end(), known)) return {named, source};
+  if (!std::all_of(named.begin(), named.end(), known)) return {named, source, !slurm};
+  if (std::all_of(order.begin(), order.end(), in_mask)) return profile;
   std::vector<std::string> kept;
-  std::copy_if(order.begin(), order.end(), std::back_inserter(kept), [&](const std::string& id) {
-    return std::find(named.begin(), named.end(), id) != named.end();
-  });
-  return {kept, source};
+  std::copy_if(order.begin(), order.end(), std::back_inserter(kept), in_mask);
+  return {kept, source, !slurm};
 }
 
 std::vector<std::vector<std::string>> own_gpus(const std::vector<std::string>& devices, int ppn,
@@ -160,9 +171,8 @@ GpuPlacement place_gpus(const PlacementInputs& in, const GpuRequest& request) {
   const Usable usable = usable_devices(in, variables);
   GpuPlacement placement{.local = assign(usable, in, request),
                          .gpus_per_rank = request.gpus_per_rank};
-  const bool own = usable.source.starts_with("machine profile");
   // srun's --gpus-per-task gives each task its own GPUs: sharing is the masks' to do.
-  if (in.launcher_binds && own && !ranks_share(placement) &&
+  if (in.launcher_binds && !usable.narrowed && !ranks_share(placement) &&
       !in.profile.gpu_bind.launcher_bind.empty()) {
     placement.by = GpuPlacement::By::launcher;
     placement.launcher_bind = in.profile.gpu_bind.launcher_bind;

@@ -87,6 +87,8 @@ TEST_CASE("the rule that placed the GPUs is said in one line", "[placement]") {
         "1 GPU per rank from CUDA_VISIBLE_DEVICES=0,2, in order 2,0 (ezpz-rankenv sets "
         "CUDA_VISIBLE_DEVICES)");
   CHECK(rule(4, {.bind = false}) == "--no-gpu-bind: devices left alone");
+  // A mask naming every GPU narrows nothing.
+  CHECK(rule(4, {}, {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}) == rule(4, {}));
 }
 
 TEST_CASE("devices are left alone where no placement can be made", "[placement]") {
@@ -141,6 +143,14 @@ TEST_CASE("a launcher with GPU flags binds when the profile names its binding", 
                                         {"EZPZ_GPU_VARIABLES", "ROCR_VISIBLE_DEVICES"},
                                         {"EZPZ_LOCAL_DEVICE", "0"}});
   CHECK(place("srun", true, masked).by == GpuPlacement::By::masks);
+  // A batch script's masks are Slurm's own list of the job's GPUs: srun keeps within them.
+  const Env slurms{{"ROCR_VISIBLE_DEVICES", "4,5"}, {"SLURM_JOB_GPUS", "4,5"}};
+  GpuPlacement slurm = place("srun", true, slurms);
+  CHECK(slurm.by == GpuPlacement::By::launcher);
+  CHECK(slurm.local == Local{{"4"}, {"5"}});
+  CHECK(slurm.rule ==
+        "1 GPU per rank from ROCR_VISIBLE_DEVICES=4,5 (Slurm's), in order 4,5 "
+        "(srun binds them: closest)");
 }
 
 TEST_CASE("layouts that cannot each have their GPUs are refused in one line", "[placement]") {
