@@ -395,7 +395,7 @@ int train_and_check(Run& run) {
 
 void run_probe() {
   runtime::Availability a = dist::probe();
-  runtime::DeviceChoice device = runtime::choose_device(std::nullopt, a, 0);
+  runtime::DeviceChoice device = runtime::choose_device({}, a, 0);
   nlohmann::ordered_json j = {
       {"libtorch", dist::libtorch_version()},
       {"devices",

@@ -71,6 +71,23 @@ expect_eq "TORCH_DEVICE=cuda on a CPU build: exit status" 2 "$rc"
 expect_match "TORCH_DEVICE=cuda on a CPU build: message" \
   "TORCH_DEVICE=cuda: this libtorch was built without CUDA" "$err"
 
+# EZPZ_LOCAL_DEVICE (README, "Which device a rank uses"): a value that is no index is refused,
+# also by a CPU build, in one line naming it; a good one is reported in the log and report.md,
+# as unused on cpu (no GPU here: the index's range is lib/ezpz/launchers' table test).
+run_test bad-local-device EZPZ_LOCAL_DEVICE=x -- -n 1 --model debug --output-dir "$scratch/bad-ld"
+expect_eq "EZPZ_LOCAL_DEVICE=x: exit status" 2 "$rc"
+expect_true "EZPZ_LOCAL_DEVICE=x: the trainer's line" grep -qxF \
+  "ezpz-smoke: error: EZPZ_LOCAL_DEVICE=x: expected a device index (a non-negative integer)" \
+  <<<"$err"
+device_rule="cpu (first usable of cuda, xpu, mps, cpu; EZPZ_LOCAL_DEVICE=0 not used: cpu has no device index)"
+run_test local-device EZPZ_LOCAL_DEVICE=0 -- -n 2 --model debug --iters 8 \
+  --output-dir "$scratch/local-device"
+expect_passed "EZPZ_LOCAL_DEVICE=0" 2 8 "$scratch/local-device"
+expect_true "EZPZ_LOCAL_DEVICE=0: report.md's device and rule" grep -qxF \
+  "| device | \`$device_rule\` |" "$scratch/local-device/report.md"
+expect_true "EZPZ_LOCAL_DEVICE=0: the log's device and rule" grep -qF "; device $device_rule;" \
+  <<<"$err"
+
 # A rank whose rank 0 never comes fails within the rendezvous timeout, naming
 # the address, instead of hanging (rank 1 alone, nothing on the port).
 rendezvous_err=$(clean_env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \

@@ -6,7 +6,8 @@
 # WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, where it was placed, and whether
 # every rank's parameters matched its own. Run under local MPICH, Open MPI
 # (mpirun.openmpi), torchrun, and a simulated 2-node PBS job (MPICH and
-# torchrun); also as `python3 -m`, a script that reads only LOCAL_RANK, and a
+# torchrun); also as `python3 -m`, a script that reads only LOCAL_RANK, one that
+# picks its device as the README says (EZPZ_LOCAL_DEVICE, else LOCAL_RANK), and a
 # Python rank printing every second under --idle-timeout. The real Slurm
 # cluster's case is in test_slurm.sh (its cluster is already up there).
 source "$(dirname "$0")/common.sh"
@@ -63,6 +64,13 @@ expect_ddp "python3 -m" 127.0.0.1 2 "$here"
 timed local-rank launch -n 2 -- "$python" local_rank.py
 expect_eq "LOCAL_RANK only: exit status" 0 "$rc"
 expect_eq "LOCAL_RANK only: local ranks 0 and 1" $'local_rank=0\nlocal_rank=1' "$(sort <<<"$out")"
+
+# The README's device pick: without a GPU placement (the local profile has none) no
+# EZPZ_LOCAL_DEVICE is set, and each rank's device is its LOCAL_RANK.
+timed local-device launch -n 2 -- "$python" local_device.py
+expect_eq "device pick without placement: exit status" 0 "$rc"
+expect_eq "device pick without placement: LOCAL_RANK" \
+  $'local_rank=0 local_device=0\nlocal_rank=1 local_device=1' "$(sort <<<"$out")"
 
 # --- --idle-timeout and a Python rank printing into a pipe -----------------------
 # Python block-buffers print() into a pipe: without PYTHONUNBUFFERED (ezpz sets it
@@ -124,6 +132,15 @@ launch_env() { clean_env env -u MASTER_PORT -u EZPZ_MACHINE "${pbs_env[@]}" "$@"
 
 timed pbs launch -- "$python" ddp.py
 expect_ddp "pbs" n01 2 n01 n02
+
+# With Polaris's placement each rank sees only its own GPU: EZPZ_LOCAL_DEVICE=0 on every
+# rank, where LOCAL_RANK would name a device it cannot see. (--cpu-bind none: Polaris's
+# cores are not this host's.)
+timed pbs-local-device EZPZ_MACHINE=polaris launch --launcher hydra --cpu-bind none --ppn 2 \
+  -- "$python" local_device.py
+expect_eq "device pick under Polaris's placement: exit status" 0 "$rc"
+expect_eq "device pick under Polaris's placement: 0 on every rank" \
+  "$(printf 'local_rank=%s local_device=0\n' 0 0 1 1)" "$(sort <<<"$out")"
 
 # One torchrun per host, started by Hydra, meeting at the first host: node ranks in
 # host order, so RANK and MASTER_ADDR are what every other launcher gives.

@@ -313,21 +313,56 @@ DeviceRequest parse_device_request(const std::string& text) {
   return request;
 }
 
-DeviceChoice pick_index(const DeviceRow& row, std::optional<int> index, int local_rank,
-                        const std::string& where) {
+// The index an accelerator gets when TORCH_DEVICE names none. EZPZ_LOCAL_DEVICE is set by a
+// plan that gave each rank its own devices: 0 once a rank sees only its own, where LOCAL_RANK
+// would name a device it cannot see (deepspeedai/DeepSpeed#3165). Without it, LOCAL_RANK.
+struct DefaultIndex {
+  int index;
+  std::string where;      // "EZPZ_LOCAL_DEVICE=0", "LOCAL_RANK=2"
+  bool from_variable;     // EZPZ_LOCAL_DEVICE decided
+  std::string_view hint;  // after "only N devices visible"
+};
+
+DefaultIndex default_index(const Env& env, int local_rank) {
+  std::optional<std::string> text = get_nonempty(env, k_local_device_variable);
+  if (!text) {
+    return {.index = local_rank,
+            .where = fmt::format("LOCAL_RANK={}", local_rank),
+            .from_variable = false,
+            .hint = "; run at most that many ranks per host"};
+  }
+  std::string where = fmt::format("{}={}", k_local_device_variable, *text);
+  std::optional<long> index = parse_count(*text);
+  if (!index || *index > 1'000'000) {
+    throw Error(where + ": expected a device index (a non-negative integer)");
+  }
+  return {.index = static_cast<int>(*index), .where = where, .from_variable = true, .hint = ""};
+}
+
+DeviceChoice pick_index(const DeviceRow& row, std::optional<int> requested,
+                        const DefaultIndex& fallback, const std::string& where) {
   if (row.type == "cpu" || row.type == "mps") return {std::string(row.type), -1, ""};
-  int chosen = index.value_or(local_rank);
+  int chosen = requested.value_or(fallback.index);
   if (chosen >= row.count) {
-    std::string what = index ? where : fmt::format("LOCAL_RANK={}", local_rank);
-    throw Error(fmt::format("{}: only {} {} device{} visible{}", what, row.count, row.label,
-                            row.count == 1 ? " is" : "s are",
-                            index ? "" : "; run at most that many ranks per host"));
+    throw Error(fmt::format("{}: only {} {} device{} visible{}", requested ? where : fallback.where,
+                            row.count, row.label, row.count == 1 ? " is" : "s are",
+                            requested ? "" : fallback.hint));
   }
   return {std::string(row.type), chosen, ""};
 }
 
+// What decided the index, after what decided the type: the report then reads
+// "cuda:0 (first usable of cuda, xpu, mps, cpu; index from EZPZ_LOCAL_DEVICE=0)".
+std::string index_source(const DeviceChoice& choice, std::optional<int> requested,
+                         const DefaultIndex& fallback) {
+  if (requested) return "";
+  if (choice.index >= 0) return "; index from " + fallback.where;
+  if (!fallback.from_variable) return "";
+  return fmt::format("; {} not used: {} has no device index", fallback.where, choice.type);
+}
+
 DeviceChoice requested_device(const std::string& text, const Availability& available,
-                              int local_rank) {
+                              const DefaultIndex& fallback) {
   DeviceRequest request = parse_device_request(text);
   std::string where = "TORCH_DEVICE=" + text;
   for (const DeviceRow& row : device_rows(available)) {
@@ -336,8 +371,8 @@ DeviceChoice requested_device(const std::string& text, const Availability& avail
       throw Error(fmt::format("{}: this libtorch was built without {}", where, row.label));
     }
     if (row.count == 0) throw Error(fmt::format("{}: no {} device is visible", where, row.label));
-    DeviceChoice choice = pick_index(row, request.index, local_rank, where);
-    choice.source = where;
+    DeviceChoice choice = pick_index(row, request.index, fallback, where);
+    choice.source = where + index_source(choice, request.index, fallback);
     return choice;
   }
   throw Error(fmt::format("{}: unknown device; expected cpu, cuda, xpu or mps", where));
@@ -345,15 +380,16 @@ DeviceChoice requested_device(const std::string& text, const Availability& avail
 
 }  // namespace
 
-DeviceChoice choose_device(const std::optional<std::string>& torch_device,
-                           const Availability& available, int local_rank) {
-  if (torch_device && !torch_device->empty()) {
-    return requested_device(*torch_device, available, local_rank);
+DeviceChoice choose_device(const Env& env, const Availability& available, int local_rank) {
+  DefaultIndex fallback = default_index(env, local_rank);
+  if (std::optional<std::string> torch_device = get_nonempty(env, "TORCH_DEVICE")) {
+    return requested_device(*torch_device, available, fallback);
   }
   for (const DeviceRow& row : device_rows(available)) {
     if (!row.built || row.count == 0) continue;
-    DeviceChoice choice = pick_index(row, std::nullopt, local_rank, "");
-    choice.source = "first usable of cuda, xpu, mps, cpu";
+    DeviceChoice choice = pick_index(row, std::nullopt, fallback, "");
+    choice.source =
+        "first usable of cuda, xpu, mps, cpu" + index_source(choice, std::nullopt, fallback);
     return choice;
   }
   return {"cpu", -1, "cpu"};  // unreachable: the cpu row is always usable

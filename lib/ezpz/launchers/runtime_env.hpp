@@ -82,12 +82,14 @@ struct DeviceChoice {
 };
 
 // TORCH_DEVICE ("cuda", "cuda:1", "cpu", ...) when given, else the first of
-// cuda, xpu, mps, cpu this libtorch can use. An accelerator's index is the
-// local rank unless TORCH_DEVICE names one. Throws Error when TORCH_DEVICE
-// names something unknown or unusable, or when there are fewer devices than
-// local ranks (two ranks on one GPU would deadlock NCCL).
-DeviceChoice choose_device(const std::optional<std::string>& torch_device,
-                           const Availability& available, int local_rank);
+// cuda, xpu, mps, cpu this libtorch can use. An accelerator's index is the one
+// TORCH_DEVICE names, else EZPZ_LOCAL_DEVICE (what the plan exports when it gave
+// each rank its own devices: 0 once a rank sees only them), else the local rank.
+// `source` says which rule decided each. Throws Error when TORCH_DEVICE names
+// something unknown or unusable, when EZPZ_LOCAL_DEVICE is not an index (also
+// on cpu, which has none), or when the index is not below the visible devices
+// (without EZPZ_LOCAL_DEVICE: two ranks on one GPU would deadlock NCCL).
+DeviceChoice choose_device(const Env& env, const Availability& available, int local_rank);
 
 struct BackendChoice {
   std::string name;  // "gloo", "nccl", "xccl", "ccl", "mpi"

@@ -199,8 +199,7 @@ void read_rank(Dist& d, const Env& env) {
 
 void choose_device_and_backend(Dist& d, const Env& env) {
   runtime::Availability available = probe();
-  runtime::DeviceChoice device =
-      runtime::choose_device(get_nonempty(env, "TORCH_DEVICE"), available, d.local_rank);
+  runtime::DeviceChoice device = runtime::choose_device(env, available, d.local_rank);
   runtime::BackendChoice backend =
       runtime::choose_backend(get_nonempty(env, "TORCH_BACKEND"), device, available);
   d.device = to_device(device);

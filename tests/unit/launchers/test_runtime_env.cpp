@@ -33,6 +33,35 @@ Availability with_cuda(int devices, bool nccl) {
   return a;
 }
 
+Env torch(const char* device) {
+  return {{"TORCH_DEVICE", device}};
+}
+
+Env local(const char* index) {
+  return {{"EZPZ_LOCAL_DEVICE", index}};
+}
+
+Env both(const char* device, const char* index) {
+  return {{"TORCH_DEVICE", device}, {"EZPZ_LOCAL_DEVICE", index}};
+}
+
+// choose_device's answer for an environment, a libtorch and a local rank.
+struct ChoiceRow {
+  Env env;
+  Availability available;
+  int local_rank;
+  std::string name;
+  std::string source;
+};
+
+void check_choices(const std::vector<ChoiceRow>& rows) {
+  for (const ChoiceRow& row : rows) {
+    DeviceChoice choice = choose_device(row.env, row.available, row.local_rank);
+    CHECK(choice.name() == row.name);
+    CHECK(choice.source == row.source);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the rank comes from the first launcher family whose rank variable is set", "[runtime]") {
@@ -212,59 +241,93 @@ TEST_CASE("switches take the usual spellings and nothing else", "[runtime]") {
 }
 
 TEST_CASE("the device is TORCH_DEVICE, else the first usable of cuda, xpu, mps, cpu", "[runtime]") {
-  struct Row {
-    std::optional<std::string> torch_device;
-    Availability available;
-    int local_rank;
-    std::string name;
-    std::string source;
-  };
   Availability xpu;
   xpu.xpu_built = true;
   xpu.xpu_devices = 12;
   Availability mps;
   mps.mps_built = mps.mps_available = true;
   const std::string first = "first usable of cuda, xpu, mps, cpu";
-  const std::vector<Row> rows = {
-      {std::nullopt, cpu_only(), 3, "cpu", first},
-      {std::nullopt, with_cuda(4, true), 2, "cuda:2", first},
-      {std::nullopt, with_cuda(0, false), 0, "cpu", first},
-      {std::nullopt, xpu, 11, "xpu:11", first},
-      {std::nullopt, mps, 0, "mps", first},
-      {"cpu", with_cuda(4, true), 1, "cpu", "TORCH_DEVICE=cpu"},
-      {"cuda", with_cuda(4, true), 1, "cuda:1", "TORCH_DEVICE=cuda"},
-      {"cuda:1", with_cuda(2, true), 0, "cuda:1", "TORCH_DEVICE=cuda:1"},
+  const std::vector<ChoiceRow> rows = {
+      {{}, cpu_only(), 3, "cpu", first},
+      {{}, with_cuda(4, true), 2, "cuda:2", first + "; index from LOCAL_RANK=2"},
+      {{}, with_cuda(0, false), 0, "cpu", first},
+      {{}, xpu, 11, "xpu:11", first + "; index from LOCAL_RANK=11"},
+      {{}, mps, 0, "mps", first},
+      {torch("cpu"), with_cuda(4, true), 1, "cpu", "TORCH_DEVICE=cpu"},
+      {torch("cuda"), with_cuda(4, true), 1, "cuda:1",
+       "TORCH_DEVICE=cuda; index from LOCAL_RANK=1"},
+      {torch("cuda:1"), with_cuda(2, true), 0, "cuda:1", "TORCH_DEVICE=cuda:1"},
+      {torch(""), cpu_only(), 0, "cpu", first},
   };
-  for (const Row& row : rows) {
-    DeviceChoice choice = choose_device(row.torch_device, row.available, row.local_rank);
-    CHECK(choice.name() == row.name);
-    CHECK(choice.source == row.source);
-  }
+  check_choices(rows);
+}
+
+TEST_CASE("EZPZ_LOCAL_DEVICE picks the index when TORCH_DEVICE names none", "[runtime]") {
+  Availability xpu;
+  xpu.xpu_built = true;
+  xpu.xpu_devices = 1;
+  const std::string first = "first usable of cuda, xpu, mps, cpu";
+  const std::vector<ChoiceRow> rows = {
+      // Each rank sees only its own GPU: device 0 whatever its local rank (LOCAL_RANK=3 failed).
+      {local("0"), with_cuda(1, true), 3, "cuda:0", first + "; index from EZPZ_LOCAL_DEVICE=0"},
+      {local("0"), xpu, 5, "xpu:0", first + "; index from EZPZ_LOCAL_DEVICE=0"},
+      {local("1"), with_cuda(4, true), 0, "cuda:1", first + "; index from EZPZ_LOCAL_DEVICE=1"},
+      {both("cuda", "0"), with_cuda(1, true), 2, "cuda:0",
+       "TORCH_DEVICE=cuda; index from EZPZ_LOCAL_DEVICE=0"},
+      // An index TORCH_DEVICE names wins.
+      {both("cuda:1", "0"), with_cuda(2, true), 0, "cuda:1", "TORCH_DEVICE=cuda:1"},
+      // cpu and mps have no index: the variable is reported as unused.
+      {local("0"), cpu_only(), 1, "cpu",
+       first + "; EZPZ_LOCAL_DEVICE=0 not used: cpu has no device index"},
+      {local("5"), with_cuda(0, false), 0, "cpu",
+       first + "; EZPZ_LOCAL_DEVICE=5 not used: cpu has no device index"},
+      {both("cpu", "0"), with_cuda(1, true), 0, "cpu",
+       "TORCH_DEVICE=cpu; EZPZ_LOCAL_DEVICE=0 not used: cpu has no device index"},
+      // Empty is unset, as for TORCH_DEVICE.
+      {local(""), with_cuda(2, true), 1, "cuda:1", first + "; index from LOCAL_RANK=1"},
+  };
+  check_choices(rows);
 }
 
 TEST_CASE("a device this libtorch cannot use is a clear error", "[runtime]") {
   struct Row {
-    std::optional<std::string> torch_device;
+    Env env;
     Availability available;
     int local_rank;
     std::string message;
   };
   const std::vector<Row> rows = {
-      {"cuda", cpu_only(), 0, "TORCH_DEVICE=cuda: this libtorch was built without CUDA"},
-      {"cuda", with_cuda(0, true), 0, "TORCH_DEVICE=cuda: no CUDA device is visible"},
-      {"mps", cpu_only(), 0, "TORCH_DEVICE=mps: this libtorch was built without MPS"},
-      {"xpu:0", cpu_only(), 0, "TORCH_DEVICE=xpu:0: this libtorch was built without XPU"},
-      {"cuda:3", with_cuda(2, true), 0, "TORCH_DEVICE=cuda:3: only 2 CUDA devices are visible"},
-      {"cuda", with_cuda(1, true), 1,
+      {torch("cuda"), cpu_only(), 0, "TORCH_DEVICE=cuda: this libtorch was built without CUDA"},
+      {torch("cuda"), with_cuda(0, true), 0, "TORCH_DEVICE=cuda: no CUDA device is visible"},
+      {torch("mps"), cpu_only(), 0, "TORCH_DEVICE=mps: this libtorch was built without MPS"},
+      {torch("xpu:0"), cpu_only(), 0, "TORCH_DEVICE=xpu:0: this libtorch was built without XPU"},
+      {torch("cuda:3"), with_cuda(2, true), 0,
+       "TORCH_DEVICE=cuda:3: only 2 CUDA devices are visible"},
+      {torch("cuda"), with_cuda(1, true), 1,
        "LOCAL_RANK=1: only 1 CUDA device is visible; run at most that many ranks per host"},
-      {std::nullopt, with_cuda(4, true), 5,
+      {Env{}, with_cuda(4, true), 5,
        "LOCAL_RANK=5: only 4 CUDA devices are visible; run at most that many ranks per host"},
-      {"tpu", cpu_only(), 0, "TORCH_DEVICE=tpu: unknown device; expected cpu, cuda, xpu or mps"},
-      {"cuda:x", with_cuda(2, true), 0, "TORCH_DEVICE=cuda:x: expected a device index after ':'"},
+      {torch("tpu"), cpu_only(), 0,
+       "TORCH_DEVICE=tpu: unknown device; expected cpu, cuda, xpu or mps"},
+      {torch("cuda:x"), with_cuda(2, true), 0,
+       "TORCH_DEVICE=cuda:x: expected a device index after ':'"},
+      {local("5"), with_cuda(1, true), 0, "EZPZ_LOCAL_DEVICE=5: only 1 CUDA device is visible"},
+      {both("cuda", "4"), with_cuda(4, true), 0,
+       "EZPZ_LOCAL_DEVICE=4: only 4 CUDA devices are visible"},
+      // Not an index is an error on any device, cpu too: whatever set it is broken.
+      {local("x"), with_cuda(1, true), 0,
+       "EZPZ_LOCAL_DEVICE=x: expected a device index (a non-negative integer)"},
+      {local("x"), cpu_only(), 0,
+       "EZPZ_LOCAL_DEVICE=x: expected a device index (a non-negative integer)"},
+      {local("-1"), with_cuda(1, true), 0,
+       "EZPZ_LOCAL_DEVICE=-1: expected a device index (a non-negative integer)"},
+      {local("0 "), with_cuda(1, true), 0,
+       "EZPZ_LOCAL_DEVICE=0 : expected a device index (a non-negative integer)"},
+      {local("99999999999"), with_cuda(1, true), 0,
+       "EZPZ_LOCAL_DEVICE=99999999999: expected a device index (a non-negative integer)"},
   };
   for (const Row& row : rows) {
-    CHECK(error_of([&] { choose_device(row.torch_device, row.available, row.local_rank); }) ==
-          row.message);
+    CHECK(error_of([&] { choose_device(row.env, row.available, row.local_rank); }) == row.message);
   }
 }
 
