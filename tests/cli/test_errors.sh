@@ -117,14 +117,15 @@ expect_error "missing launcher writes no hostfile" 127 "mpiexec: launcher not fo
   PATH=/nonexistent "${aurora[@]}" -- launch --exclude x4102c5s2b0n0 -- /bin/true
 
 # Another MPI's launcher where the dialect needs its own: refused before anything runs or is
-# written. The "MPICH" here is a script printing what Hydra's --version prints.
+# written. The "MPICH" here is a script printing what Hydra's --version prints. (--cpu-bind none:
+# Aurora's per-rank core list is one Open MPI cannot take, refused by the plan before this.)
 wrong_mpi="$scratch/wrong-mpi"
 mkdir -p "$wrong_mpi"
 printf '#!/bin/sh\necho "HYDRA build details:"\necho "    Version: 4.0.2"\n' >"$wrong_mpi/mpirun"
 chmod +x "$wrong_mpi/mpirun"
 expect_error "MPICH's mpirun for Open MPI" 127 \
   "the openmpi launcher needs Open MPI's mpirun: $wrong_mpi/mpirun is MPICH Hydra 4.0.2 (install Open MPI or load its module, or name Open MPI's mpirun with --launcher-program PATH, or pass --launcher hydra)" -- \
-  PATH="$wrong_mpi" "${aurora[@]}" -- launch --launcher ompi --exclude x4102c5s2b0n0 -- /bin/true
+  PATH="$wrong_mpi" "${aurora[@]}" -- launch --launcher ompi --cpu-bind none --exclude x4102c5s2b0n0 -- /bin/true
 expect_error "--launcher-program names MPICH's for Open MPI" 127 \
   "the openmpi launcher needs Open MPI's mpirun: $wrong_mpi/mpirun (--launcher-program) is MPICH Hydra 4.0.2 (name Open MPI's mpirun instead, or pass --launcher hydra)" -- \
   -- launch --launcher openmpi --launcher-program "$wrong_mpi/mpirun" -- true
