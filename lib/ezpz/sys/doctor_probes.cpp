@@ -300,6 +300,7 @@ void probe_node(doctor::Snapshot& s) {
   std::vector<std::string> hosts = s.allocation ? s.allocation->hosts : std::vector<std::string>{};
   s.lookup_timeout_s = std::chrono::duration<double>(k_lookup_timeout).count();
   auto lookups = std::async(std::launch::async, resolve_hosts, hosts, k_lookup_timeout);
+  auto accelerators = std::async(std::launch::async, probe_local_accelerators, std::cref(s.env));
   probe_profiles(s);
   auto version = start_launcher_probe(s);
   auto torchrun = start_torchrun_trial(s);
@@ -310,6 +311,7 @@ void probe_node(doctor::Snapshot& s) {
   if (version) s.launcher_version = version->get();
   if (torchrun) s.torchrun_trial = torchrun->get();
   s.lookups = lookups.get();
+  s.accelerators = accelerators.get();
   s.storage = storage.get();
   if (imports) s.python.imports = imports->get();
 }
