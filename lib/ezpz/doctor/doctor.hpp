@@ -122,6 +122,9 @@ struct Snapshot {
   // The GPUs a vendor tool lists on this node (nvidia-smi, rocm-smi, xpu-smi: the probe
   // `ezpz launch` runs); nullopt when none answered.
   std::optional<int> accelerators;
+  // Each library the profile names (MachineProfile::libraries) and the LD_LIBRARY_PATH
+  // directory that holds it; "" where none does.
+  EnvList libraries_found;
   // `ezpz-smoke --probe`; `trainer_error` says why there is none to run.
   std::optional<std::string> trainer_path;
   std::string trainer_error;

@@ -1,6 +1,9 @@
 // `ezpz doctor`'s "gpus" check: the GPU placement `ezpz launch` would use on this node, from
 // the same rules (layout's ranks per host, placement.cpp's GPUs, binding.hpp's cores), next to
-// the GPUs a vendor tool lists here.
+// the GPUs a vendor tool lists here; and its "libraries" check: the libraries the site puts on
+// LD_LIBRARY_PATH for its GPUs' network (the profile's `libraries`) are there.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -133,6 +136,33 @@ CheckResult check_gpus(const Snapshot& s, const Derived& d) {
   }
   const std::string message = fmt::format("{}; {}", head, describe_placement(p, gpus, slots.count));
   return short_of_gpus(s, p, message).value_or(result(k_gpus, Status::ok, message));
+}
+
+CheckResult check_libraries(const Snapshot& s, const Derived& d) {
+  constexpr std::string_view k_libraries = "libraries";
+  if (!d.profile || d.profile->libraries.empty()) {
+    return result(k_libraries, Status::ok,
+                  d.profile ? fmt::format("profile {} names none", d.profile->name)
+                            : std::string("no machine profile applies"));
+  }
+  std::vector<std::string> found, missing, directories;
+  for (const auto& [library, directory] : d.profile->libraries) {
+    auto where = std::find_if(s.libraries_found.begin(), s.libraries_found.end(),
+                              [&](const auto& entry) { return entry.first == library; });
+    if (where != s.libraries_found.end() && !where->second.empty()) {
+      found.push_back(fmt::format("{} in {}", library, where->second));
+      continue;
+    }
+    missing.push_back(
+        fmt::format("{} (profile {} has it from {})", library, d.profile->name, directory));
+    directories.push_back(directory);
+  }
+  if (missing.empty())
+    return result(k_libraries, Status::ok, fmt::format("{}", fmt::join(found, "; ")));
+  return result(k_libraries, Status::warn,
+                fmt::format("not in any LD_LIBRARY_PATH directory: {}", fmt::join(missing, "; ")),
+                fmt::format("export LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH (the profile says why)",
+                            fmt::join(directories, ":")));
 }
 
 }  // namespace ezpz::doctor

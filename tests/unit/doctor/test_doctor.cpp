@@ -120,7 +120,7 @@ void check_rows(const std::vector<Row>& rows) {
     Snapshot s = healthy();
     row.change(s);
     std::vector<CheckResult> results = run_checks(s);
-    REQUIRE(results.size() == 13);
+    REQUIRE(results.size() == 14);
     auto found = std::find_if(results.begin(), results.end(),
                               [&](const CheckResult& r) { return r.name == row.expected.name; });
     REQUIRE(found != results.end());
@@ -153,6 +153,7 @@ TEST_CASE("doctor: a healthy job passes every check, in report order", "[doctor]
        "no GPUs found here; 2 ranks per host (PBS_NODEFILE lists each host 2 times); machine "
        "profile generic-pbs has no gpu_bind: devices left alone",
        ""},
+      {"libraries", Status::ok, "profile generic-pbs names none", ""},
       {"trainer", Status::ok, "libtorch 1.13.0: cpu; backends gloo; default cpu with gloo", ""},
       {"storage", Status::ok,
        "/tmp writable, 10.0 GiB free; no venv or conda environment is active to stage", ""},
@@ -720,6 +721,35 @@ TEST_CASE("doctor: the GPU placement ezpz launch would use on this node", "[doct
   });
 }
 
+TEST_CASE("doctor: the libraries the site puts on LD_LIBRARY_PATH are there", "[doctor]") {
+  // Polaris's profile: NCCL's network plugin from the directory ALCF's NCCL page names.
+  const auto polaris = [](std::string found) {
+    return [=](Snapshot& s) {
+      s.machine_flag = "polaris";
+      s.profile_files.push_back(
+          {"/m/polaris.yaml",
+           "launcher: pals\nlibraries:\n  libnccl-net.so: /soft/aws-ofi-nccl/lib\n"
+           "  libhwloc.so: /soft/hwloc/lib\n"});
+      s.libraries_found = {{"libnccl-net.so", found}, {"libhwloc.so", "/soft/hwloc/lib"}};
+    };
+  };
+  check_rows({
+      {"both there",
+       polaris("/soft/aws-ofi-nccl/lib"),
+       {"libraries", Status::ok,
+        "libnccl-net.so in /soft/aws-ofi-nccl/lib; libhwloc.so in /soft/hwloc/lib", ""}},
+      {"the plugin missing",
+       polaris(""),
+       {"libraries", Status::warn,
+        "not in any LD_LIBRARY_PATH directory: libnccl-net.so (profile polaris has it from "
+        "/soft/aws-ofi-nccl/lib)",
+        "export LD_LIBRARY_PATH=/soft/aws-ofi-nccl/lib:$LD_LIBRARY_PATH (the profile says why)"}},
+      {"no profile applies",
+       [](Snapshot& s) { s.machine_flag = "nowhere"; },
+       {"libraries", Status::ok, "no machine profile applies", ""}},
+  });
+}
+
 TEST_CASE("doctor: node-local storage for yeet", "[doctor]") {
   auto venv = [](std::uint64_t bytes, bool capped) {
     return [=](Snapshot& s) {
@@ -1150,14 +1180,14 @@ TEST_CASE("doctor: an exception inside a check is that check's error; the others
   std::vector<std::string> names;
   for (const CheckResult& r : results) names.push_back(r.name);
   CHECK(names == std::vector<std::string>{"scheduler", "allocation", "profile", "launcher", "gpus",
-                                          "trainer", "storage", "limits", "port", "python", "torch",
-                                          "modules", "tracking"});
-  CHECK(results[5] == CheckResult{"trainer", Status::error,
+                                          "libraries", "trainer", "storage", "limits", "port",
+                                          "python", "torch", "modules", "tracking"});
+  CHECK(results[6] == CheckResult{"trainer", Status::error,
                                   "the check itself failed: [json.exception.type_error.302] type "
                                   "must be number, but is string",
                                   "report this as an ezpz bug, with the output of ezpz doctor -v"});
   CHECK(results[0].status == Status::error);
-  CHECK(results[12].status == Status::ok);
+  CHECK(results[13].status == Status::ok);
   CHECK(worst(results) == Status::error);
 }
 
