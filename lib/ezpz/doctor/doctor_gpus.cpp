@@ -138,23 +138,31 @@ CheckResult check_gpus(const Snapshot& s, const Derived& d) {
   return short_of_gpus(s, p, message).value_or(result(k_gpus, Status::ok, message));
 }
 
+namespace {
+
+constexpr std::string_view k_libraries = "libraries";
+
+// The LD_LIBRARY_PATH directory that holds `library`, as the probe found it; "" when none does.
+std::string found_in(const Snapshot& s, const std::string& library) {
+  auto where = std::find_if(s.libraries_found.begin(), s.libraries_found.end(),
+                            [&](const auto& entry) { return entry.first == library; });
+  return where == s.libraries_found.end() ? "" : where->second;
+}
+
+}  // namespace
+
 CheckResult check_libraries(const Snapshot& s, const Derived& d) {
-  constexpr std::string_view k_libraries = "libraries";
-  if (!d.profile || d.profile->libraries.empty()) {
-    return result(k_libraries, Status::ok,
-                  d.profile ? fmt::format("profile {} names none", d.profile->name)
-                            : std::string("no machine profile applies"));
-  }
+  if (!d.profile) return result(k_libraries, Status::ok, "no machine profile applies");
+  const MachineProfile& p = *d.profile;
+  if (p.libraries.empty())
+    return result(k_libraries, Status::ok, fmt::format("profile {} names none", p.name));
   std::vector<std::string> found, missing, directories;
-  for (const auto& [library, directory] : d.profile->libraries) {
-    auto where = std::find_if(s.libraries_found.begin(), s.libraries_found.end(),
-                              [&](const auto& entry) { return entry.first == library; });
-    if (where != s.libraries_found.end() && !where->second.empty()) {
-      found.push_back(fmt::format("{} in {}", library, where->second));
+  for (const auto& [library, directory] : p.libraries) {
+    if (std::string dir = found_in(s, library); !dir.empty()) {
+      found.push_back(fmt::format("{} in {}", library, dir));
       continue;
     }
-    missing.push_back(
-        fmt::format("{} (profile {} has it from {})", library, d.profile->name, directory));
+    missing.push_back(fmt::format("{} (profile {} has it from {})", library, p.name, directory));
     directories.push_back(directory);
   }
   if (missing.empty())
