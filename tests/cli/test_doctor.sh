@@ -42,9 +42,9 @@ doctor plain-json -- --json
 expect_eq "no scheduler: exit 0" 0 "$rc"
 expect_eq "no scheduler: nothing on stderr" "" "$err"
 expect_eq "--json: the checks, in order" \
-  "scheduler allocation profile launcher trainer storage limits port python torch modules tracking" \
+  "scheduler allocation profile launcher gpus libraries trainer storage limits port python torch modules tracking" \
   "$(jq -r '[.checks[].name] | join(" ")' <<<"$out")"
-expect_eq "--json: every check has a status, message and remedy" "12" \
+expect_eq "--json: every check has a status, message and remedy" "14" \
   "$(jq '[.checks[] | select((.status | test("^(ok|warn|error)$")) and (.message | length > 0) and has("remedy"))] | length' <<<"$out")"
 expect_eq "--json: no errors" "" "$(jq -r '.checks[] | select(.status == "error") | .name' <<<"$out")"
 expect_eq "scheduler: none" "ok local: this host alone (no PBS or Slurm job variables are set)" \
@@ -90,9 +90,9 @@ expect_eq "text: the context block first" "ezpz doctor
   user      $(id -un)
   host      $host" "$(head -3 <<<"$out")"
 expect_eq "text: one line per check, the name in one column" \
-  "scheduler allocation profile launcher trainer storage limits port python torch modules tracking" \
+  "scheduler allocation profile launcher gpus libraries trainer storage limits port python torch modules tracking" \
   "$(grep -E '^  (ok   |WARN |ERROR)  ' <<<"$out" | cut -c10-20 | xargs)"
-expect_eq "text: the summary line" "12 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
+expect_eq "text: the summary line" "14 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
 expect_eq "text: no colour when stdout is not a terminal" "0" "$(grep -c $'\033' <<<"$out")"
 expect_eq "--color always: colour in a pipe, NO_COLOR or not" "1" \
   "$(clean_env NO_COLOR=1 "$EZPZ_BIN" --color always doctor | grep -c $'^  \033\\[32mok   \033\\[0m  scheduler ')"
@@ -122,6 +122,49 @@ doctor secrets-text WANDB_API_KEY=s3cr3t-wandb HF_TOKEN=s3cr3t-hf
 expect_eq "secrets: not in the JSON or the text" "0 0" \
   "$(grep -c s3cr3t "$scratch/secrets.out") $(grep -c s3cr3t "$scratch/secrets-text.out")"
 
+# --- GPU placement on this node: Polaris's profile, a stand-in nvidia-smi listing 4 GPUs ------
+gpubin="$scratch/gpubin"
+mkdir -p "$gpubin"
+cat >"$gpubin/nvidia-smi" <<'SH'
+#!/bin/sh
+[ "$1" = -L ] || exit 2
+for i in 0 1 2 3; do echo "GPU $i: NVIDIA A100-SXM4-40GB (UUID: GPU-$i)"; done
+SH
+chmod +x "$gpubin/nvidia-smi"
+polaris_ranks="1 GPU per rank from machine profile polaris, in order 3,2,1,0 (ezpz-rankenv sets CUDA_VISIBLE_DEVICES): local rank 0: GPU 3, cores 0-7; 1: GPU 2, cores 8-15; 2: GPU 1, cores 16-23; 3: GPU 0, cores 24-31"
+doctor gpus-polaris EZPZ_MACHINE=polaris "PATH=$gpubin:$system_path"
+expect_eq "gpus: Polaris's placement, each local rank's GPU and cores" \
+  "  ok     gpus        4 GPUs found here, profile polaris has 4; 4 ranks per host (machine profile polaris); $polaris_ranks" \
+  "$(grep '  gpus  ' <<<"$out")"
+doctor gpus-polaris-none EZPZ_MACHINE=polaris
+expect_eq "gpus: no GPU found where Polaris's profile has 4" \
+  "  WARN   gpus        only 0 of profile polaris's 4 GPUs found here; 4 ranks per host (machine profile polaris); $polaris_ranks
+                     -> run ezpz doctor on a compute node of the job; check the driver (nvidia-smi, rocm-smi, xpu-smi)" \
+  "$(grep -A1 '  gpus  ' <<<"$out")"
+doctor gpus-polaris-mask EZPZ_MACHINE=polaris "PATH=$gpubin:$system_path" CUDA_VISIBLE_DEVICES=1
+expect_eq "gpus: a user's mask that leaves ranks without a GPU" \
+  "  WARN   gpus        4 GPUs found here, profile polaris has 4; 4 ranks per host (machine profile polaris): 4 ranks per host at 1 GPU each need 4 GPUs, but CUDA_VISIBLE_DEVICES=1 has 1; pass --no-gpu-bind to leave devices alone
+                     -> set CUDA_VISIBLE_DEVICES to a device for every rank, run fewer ranks per host (--ppn), or unset it" \
+  "$(grep -A1 '  gpus  ' <<<"$out")"
+doctor gpus-polaris-mask2 EZPZ_MACHINE=polaris "PATH=$gpubin:$system_path" CUDA_VISIBLE_DEVICES=3,1 -- --json
+expect_eq "gpus: within a user's mask of 2, two ranks share each GPU" \
+  "ok 4 GPUs found here, profile polaris has 4; 4 ranks per host (machine profile polaris); 2 ranks per GPU from CUDA_VISIBLE_DEVICES=3,1, in order 3,1 (ezpz-rankenv sets CUDA_VISIBLE_DEVICES): local rank 0: GPU 3, cores 0-7; 1: GPU 3, cores 8-15; 2: GPU 1, cores 16-23; 3: GPU 1, cores 24-31" \
+  "$(check_of gpus status) $(check_of gpus message)"
+expect_eq "gpus: the placement is ezpz launch's" \
+  "3 3 1 1" \
+  "$(clean_env EZPZ_MACHINE=polaris "PATH=$gpubin:$system_path" CUDA_VISIBLE_DEVICES=3,1 "$EZPZ_BIN" launch --dry-run --json -- true | jq -r '[.local_ranks[].devices[]] | join(" ")')"
+
+# --- Libraries Polaris's documentation puts on LD_LIBRARY_PATH ----------------------------
+expect_eq "libraries: Polaris's NCCL plugin not on LD_LIBRARY_PATH" \
+  "  WARN   libraries   not in any LD_LIBRARY_PATH directory: libnccl-net.so (profile polaris has it from /soft/libraries/aws-ofi-nccl/v1.9.1-aws/lib)
+                     -> export LD_LIBRARY_PATH=/soft/libraries/aws-ofi-nccl/v1.9.1-aws/lib:\$LD_LIBRARY_PATH (the profile says why)" \
+  "$(grep -A1 '  libraries  ' "$scratch/gpus-polaris.out")"
+mkdir -p "$scratch/ofi/lib"
+: >"$scratch/ofi/lib/libnccl-net.so"
+doctor libraries-polaris EZPZ_MACHINE=polaris "LD_LIBRARY_PATH=$scratch/nope::$scratch/ofi/lib"
+expect_eq "libraries: found in a directory of LD_LIBRARY_PATH" \
+  "  ok     libraries   libnccl-net.so in $scratch/ofi/lib" "$(grep '  libraries  ' <<<"$out")"
+
 # --- Broken profile files: reported with file:line ---------------------------------
 bad="$scratch/bad-profiles"
 mkdir -p "$bad"
@@ -133,7 +176,7 @@ expect_eq "broken profile: file:line" \
   "$(check_of profile status) $(check_of profile message)"
 expect_eq "broken profile: remedy" \
   "fix or remove the file: ezpz launch stops at a profile that does not load" "$(check_of profile remedy)"
-expect_eq "broken profile: the other checks still ran" "12" "$(jq '.checks | length' <<<"$out")"
+expect_eq "broken profile: the other checks still ran" "14" "$(jq '.checks | length' <<<"$out")"
 doctor broken-profile-text "EZPZ_MACHINES_PATH=$bad"
 expect_eq "broken profile: text exit 1" 1 "$rc"
 expect_eq "broken profile: text line and remedy" \
@@ -249,7 +292,7 @@ expect_eq "--deep without ezpz-probe: exit 1" 1 "$rc"
 expect_eq "--deep without ezpz-probe: the nodes check says so" \
   "error ezpz-probe not found in $alone/ezpz-probe or $alone/../libexec/ezpz/ezpz-probe: build it with MPI (apt-get install libmpich-dev)" \
   "$(check_of nodes status) $(check_of nodes message)"
-expect_eq "--deep without ezpz-probe: the other checks still ran" "13" "$(jq '.checks | length' <<<"$out")"
+expect_eq "--deep without ezpz-probe: the other checks still ran" "15" "$(jq '.checks | length' <<<"$out")"
 expect_eq "--deep without ezpz-probe: no nodes" "null" "$(jq -r .nodes <<<"$out")"
 printf '#!/bin/sh\necho "not json"\n' >"$alone/ezpz-smoke"
 bin="$alone/ezpz" doctor garbled-trainer -- --json

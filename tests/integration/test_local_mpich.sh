@@ -49,6 +49,19 @@ expect_eq "rank 1 exits 1: verdict.json names it" \
   "[{\"ranks\":\"1\",\"host\":\"$(hostname)\",\"pid\":\"$rankenv_pid\",\"what\":\"exited with code 1\",\"died_of_signal\":false}]" \
   "$(jq -c .failed_ranks "$failrank_run/attempt-1/verdict.json" 2>&1)"
 
+# --- A site's known error in the output: its remedy, once, after the verdict -------------
+vni_line="start failed on x4102c5s2b0n0: No VNIs available in internal allocator"
+run_ezpz knownerror EZPZ_RUNS_DIR="$scratch/runs-knownerror" launch -n 2 -- \
+  sh -c "echo '$vni_line' >&2; exit 1"
+expect_eq "a known error: exit status" 1 "$rc"
+expect_eq "a known error: its hint, once, after the verdict" \
+  'ezpz: hint: "No VNIs available" (ALCF Aurora, Known Issues: No VNIs available in internal allocator): pass --no-vni to PALS'"'"'s mpiexec: ezpz launch --launcher-arg --no-vni ...' \
+  "$(grep '^ezpz: hint:' <<<"$err")"
+expect_eq "a known error: the hint comes last" "hint" "$(tail -1 <<<"$err" | cut -d' ' -f2 | tr -d :)"
+run_ezpz knownerror-ok EZPZ_RUNS_DIR="$scratch/runs-knownerror" launch -n 1 -- \
+  sh -c "echo '$vni_line' >&2"
+expect_eq "a known error in a run that succeeds: no hint" "0 0" "$rc $(grep -c '^ezpz: hint:' <<<"$err")"
+
 # A rank killed by a signal: the contract says 128+N. Hydra itself reports N
 # or 255 (it varies from run to run); ezpz passes on the launcher's status, or
 # gives 128+N.

@@ -40,6 +40,8 @@ network_suffix: .hsn.example.org
 master_addr: 10.0.0.1
 bad_node_patterns:
   down: 'node (\S+) is down'
+libraries:
+  libnccl-net.so: /soft/aws-ofi-nccl/lib
 batch:
   filesystems: home:flare
   directives: ["-l place=scatter"]

@@ -189,3 +189,32 @@ TEST_CASE("probe_node measures this node: storage, limits, port, Python, look-up
   CHECK(sys::current_user({{"USER", "alice"}}) == "alice");
   CHECK_FALSE(sys::current_user({}).empty());
 }
+
+TEST_CASE("probe_node counts this node's GPUs and finds the profile's libraries", "[doctor]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("bin"));
+  std::filesystem::create_directories(dir.file("ofi/lib"));
+  std::ofstream(dir.file("ofi/lib/libnccl-net.so")) << "";
+  // A stand-in nvidia-smi listing 2 GPUs, and a python3 that answers at once.
+  std::ofstream(dir.file("bin/nvidia-smi"))
+      << "#!/bin/sh\n[ \"$1\" = -L ] || exit 2\necho 'GPU 0: A100 (UUID: GPU-a)'\n"
+         "echo 'GPU 1: A100 (UUID: GPU-b)'\n";
+  std::ofstream(dir.file("bin/python3")) << "#!/bin/sh\necho '{}'\n";
+  for (const char* program : {"bin/nvidia-smi", "bin/python3"}) {
+    std::filesystem::permissions(dir.file(program), std::filesystem::perms::owner_all);
+  }
+  doctor::Snapshot s;
+  s.env = base_env();
+  s.env["PATH"] = dir.file("bin") + ":" + s.env["PATH"];
+  s.env["LD_LIBRARY_PATH"] = dir.file("nope") + "::" + dir.file("ofi/lib");
+  s.machine_flag = "polaris";
+  s.hostname = "localhost";
+  s.scheduler = SchedulerKind::local;
+  s.allocation = Allocation{SchedulerKind::local, "", {"localhost"}, std::nullopt, "", ""};
+  sys::probe_node(s);
+  CHECK(s.accelerators == 2);
+  CHECK(s.libraries_found == EnvList{{"libnccl-net.so", dir.file("ofi/lib")}});
+  s.env.erase("LD_LIBRARY_PATH");
+  sys::probe_node(s);
+  CHECK(s.libraries_found == EnvList{{"libnccl-net.so", ""}});
+}

@@ -321,11 +321,13 @@ struct CheckRow {
 };
 
 // Report order: the job first, then this node.
-const std::array<CheckRow, 12> k_checks = {{
+const std::array<CheckRow, 14> k_checks = {{
     {"scheduler", check_scheduler},
     {"allocation", check_allocation},
     {"profile", check_profile},
     {"launcher", check_launcher},
+    {"gpus", check_gpus},
+    {"libraries", check_libraries},
     {"trainer", check_trainer},
     {"storage", check_storage},
     {"limits", check_limits},

@@ -119,6 +119,12 @@ struct Snapshot {
   std::optional<std::string> launcher_path;  // on PATH; nullopt when not found
   ProgramRun launcher_version;               // not run when the launcher has no --version
   ProgramRun torchrun_trial;  // torchrun_trial_argv(), run only when the launcher is torchrun
+  // The GPUs a vendor tool lists on this node (nvidia-smi, rocm-smi, xpu-smi: the probe
+  // `ezpz launch` runs); nullopt when none answered.
+  std::optional<int> accelerators;
+  // Each library the profile names (MachineProfile::libraries) and the LD_LIBRARY_PATH
+  // directory that holds it; "" where none does.
+  EnvList libraries_found;
   // `ezpz-smoke --probe`; `trainer_error` says why there is none to run.
   std::optional<std::string> trainer_path;
   std::string trainer_error;

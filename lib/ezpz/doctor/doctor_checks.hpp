@@ -16,7 +16,9 @@ CheckResult check_allocation(const Snapshot& s, const Derived& d);
 CheckResult check_profile(const Snapshot& s, const Derived& d);
 CheckResult check_launcher(const Snapshot& s, const Derived& d);
 
-// About this node: doctor_node.cpp.
+// About this node: doctor_gpus.cpp, and doctor_node.cpp.
+CheckResult check_gpus(const Snapshot& s, const Derived& d);
+CheckResult check_libraries(const Snapshot& s, const Derived& d);
 CheckResult check_trainer(const Snapshot& s, const Derived& d);
 CheckResult check_storage(const Snapshot& s, const Derived& d);
 CheckResult check_limits(const Snapshot& s, const Derived& d);

@@ -89,7 +89,9 @@ SlotsPerHost slots_for(const SlotsPerHost& slots, const GpuRequest& gpus) {
 // A rank given K GPUs is given the cores of K GPUs' ranks, on their NUMA domains.
 CoreBinding choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn,
                             const GpuPlacement& gpus) {
+  // Empty: no binding flag at all (ezpz's own one-rank-per-host programs), the launcher's default.
   if (request.cpu_bind) {
+    if (request.cpu_bind->empty()) return {};
     return {.kind = CoreBinding::Kind::verbatim, .verbatim = *request.cpu_bind};
   }
   const bool placed = gpus.by != GpuPlacement::By::none;

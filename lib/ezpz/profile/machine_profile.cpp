@@ -263,6 +263,20 @@ std::string read_program(const Reader& r, const YAML::Node& node, const Where& a
   return program;
 }
 
+// A library's file name, and the absolute directory the site documents for it.
+EnvList read_library_map(const Reader& r, const YAML::Node& node, const Where& at) {
+  EnvList libraries;
+  for_each_entry(r, node, at, [&](const Entry& e) {
+    if (e.key.find('/') != std::string::npos) r.fail(e.at, "expected a file name, without /");
+    std::string directory = read_string(r, e.value, e.at);
+    if (!directory.starts_with('/')) {
+      r.fail(e.at, fmt::format("expected an absolute directory, got \"{}\"", directory));
+    }
+    libraries.emplace_back(e.key, std::move(directory));
+  });
+  return libraries;
+}
+
 std::optional<SchedulerKind> read_scheduler(const Reader& r, const YAML::Node& node,
                                             const Where& at) {
   return scheduler_from_string(read_choice(r, node, at, k_scheduler_names));
@@ -540,7 +554,7 @@ BatchDefaults read_batch(const Reader& r, const YAML::Node& node, const Where& a
 }
 
 using P = MachineProfile;
-constexpr std::array<Field<MachineProfile>, 18> k_profile_fields = {{
+constexpr std::array<Field<MachineProfile>, 19> k_profile_fields = {{
     {"description", assign<&P::description, read_string>},
     {"match", assign<&P::match, read_match>},
     {"scheduler", assign<&P::scheduler, read_scheduler>},
@@ -557,6 +571,7 @@ constexpr std::array<Field<MachineProfile>, 18> k_profile_fields = {{
     {"network_suffix", assign<&P::network_suffix, read_suffix>},
     {"master_addr", assign<&P::master_addr, read_string>},
     {"bad_node_patterns", assign<&P::bad_node_patterns, read_bad_node_patterns>},
+    {"libraries", assign<&P::libraries, read_library_map>},
     {"batch", assign<&P::batch, read_batch>},
     {"name", {reject_name}},
 }};

@@ -87,6 +87,9 @@ struct MachineProfile {
   std::string master_addr;     // a fixed MASTER_ADDR (local: 127.0.0.1); wins over the suffix
   // Output that names a failed node: `ezpz launch --spares` swaps it out.
   std::vector<BadNodePattern> bad_node_patterns;
+  // Libraries the site's documentation puts on LD_LIBRARY_PATH, each with the directory it
+  // names (libnccl-net.so: NCCL's network plugin). ezpz doctor warns when one is not there.
+  EnvList libraries;
   BatchDefaults batch;
   bool operator==(const MachineProfile&) const = default;
 };

@@ -4,6 +4,7 @@
 
 #include "ezpz/launch/render.hpp"
 #include "ezpz/supervise/kill.hpp"
+#include "ezpz/supervise/known_errors.hpp"
 
 namespace ezpz {
 
@@ -79,6 +80,7 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
     v.last_lines = lines_before_failure(outcome.output_tail, k_last_lines);
     v.output_path = std::move(output_path);
   }
+  if (v.classification.ending != Ending::success) v.hints = known_error_hints(outcome.output_tail);
   return v;
 }
 
@@ -121,6 +123,7 @@ void report(const AttemptVerdict& v, bool failover, RunEffects& effects) {
   effects.say(fmt::format("attempt {} ended: {}: {}", v.attempt, to_string(v.classification.ending),
                           v.classification.reason));
   report_last_lines(v, effects);
+  for (const std::string& hint : v.hints) effects.say(hint);
   if (failover && v.next.starts_with("stop")) effects.say(v.next);
 }
 

@@ -32,6 +32,7 @@ struct AttemptVerdict {
   // the output's last lines before the first failed rank was reported.
   std::vector<std::string> last_lines = {};
   std::string output_path = {};  // the attempt's output.log; empty when not recorded
+  std::vector<std::string> hints = {};  // known_error_hints() of a failed attempt's output
 };
 std::string verdict_json(const AttemptVerdict& verdict);
 

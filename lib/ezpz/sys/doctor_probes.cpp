@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/launchers/launchers.hpp"
 #include "ezpz/stage/yeet.hpp"
 #include "ezpz/sys/executor.hpp"
@@ -293,6 +294,30 @@ std::vector<doctor::HostLookup> resolve_hosts(const std::vector<std::string>& ho
   return results;
 }
 
+namespace {
+
+// Where each library the applying profile names lies on LD_LIBRARY_PATH ("" where it does not).
+EnvList find_libraries(const doctor::Snapshot& s) {
+  doctor::Derived d = doctor::derive(s);
+  EnvList found;
+  if (!d.profile) return found;
+  const std::string path = get_nonempty(s.env, "LD_LIBRARY_PATH").value_or("");
+  for (const auto& [library, documented] : d.profile->libraries) {
+    std::string where;
+    for (std::string_view dir : split(path, ':')) {
+      std::error_code ignored;
+      if (dir.empty() || !std::filesystem::exists(fmt::format("{}/{}", dir, library), ignored))
+        continue;
+      where = dir;
+      break;
+    }
+    found.emplace_back(library, where);
+  }
+  return found;
+}
+
+}  // namespace
+
 void probe_node(doctor::Snapshot& s) {
   std::string python3 = find_program("python3", s.env).value_or("");
   auto imports = start_imports(python3, s.env);
@@ -300,7 +325,9 @@ void probe_node(doctor::Snapshot& s) {
   std::vector<std::string> hosts = s.allocation ? s.allocation->hosts : std::vector<std::string>{};
   s.lookup_timeout_s = std::chrono::duration<double>(k_lookup_timeout).count();
   auto lookups = std::async(std::launch::async, resolve_hosts, hosts, k_lookup_timeout);
+  auto accelerators = std::async(std::launch::async, probe_local_accelerators, std::cref(s.env));
   probe_profiles(s);
+  s.libraries_found = find_libraries(s);
   auto version = start_launcher_probe(s);
   auto torchrun = start_torchrun_trial(s);
   s.limits = probe_limits();
@@ -310,6 +337,7 @@ void probe_node(doctor::Snapshot& s) {
   if (version) s.launcher_version = version->get();
   if (torchrun) s.torchrun_trial = torchrun->get();
   s.lookups = lookups.get();
+  s.accelerators = accelerators.get();
   s.storage = storage.get();
   if (imports) s.python.imports = imports->get();
 }

@@ -29,9 +29,9 @@ std::vector<doctor::HostLookup> resolve_hosts(const std::vector<std::string>& ho
 // Everything the snapshot still lacks once the caller has filled in the
 // environment, the command line's choices, the scheduler and the allocation
 // (and started the trainer's probe): profile files, the launcher and its
-// --version, host look-ups, yeet's storage, limits, a port, the Python
-// environment and what its python3 imports, and ~/.netrc. Probes that fail
-// say so in the snapshot.
+// --version, the GPUs a vendor tool lists, host look-ups, yeet's storage, limits, a port, the
+// Python environment and what its python3 imports, and ~/.netrc. Probes that fail say so in the
+// snapshot.
 void probe_node(doctor::Snapshot& snapshot);
 
 // `ezpz doctor --deep`'s probe launch: the plan run like any launch, but

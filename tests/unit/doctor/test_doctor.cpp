@@ -120,7 +120,7 @@ void check_rows(const std::vector<Row>& rows) {
     Snapshot s = healthy();
     row.change(s);
     std::vector<CheckResult> results = run_checks(s);
-    REQUIRE(results.size() == 12);
+    REQUIRE(results.size() == 14);
     auto found = std::find_if(results.begin(), results.end(),
                               [&](const CheckResult& r) { return r.name == row.expected.name; });
     REQUIRE(found != results.end());
@@ -149,6 +149,11 @@ TEST_CASE("doctor: a healthy job passes every check, in report order", "[doctor]
        "generic-pbs from /m/generic-pbs.yaml (no hostname matched; generic profile for pbs)", ""},
       {"launcher", Status::ok,
        "/usr/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs", ""},
+      {"gpus", Status::ok,
+       "no GPUs found here; 2 ranks per host (PBS_NODEFILE lists each host 2 times); machine "
+       "profile generic-pbs has no gpu_bind: devices left alone",
+       ""},
+      {"libraries", Status::ok, "profile generic-pbs names none", ""},
       {"trainer", Status::ok, "libtorch 1.13.0: cpu; backends gloo; default cpu with gloo", ""},
       {"storage", Status::ok,
        "/tmp writable, 10.0 GiB free; no venv or conda environment is active to stage", ""},
@@ -584,6 +589,167 @@ TEST_CASE("doctor: the trainer runs, and its devices agree with the profile", "[
   });
 }
 
+namespace {
+
+// This node of a Polaris job (the bundled profile's placement keys), where the vendor tool
+// lists `found` GPUs and the nodefile says nothing of ranks per host.
+std::function<void(Snapshot&)> polaris_node(std::optional<int> found, const Env& more = {}) {
+  return [=](Snapshot& s) {
+    s.profile_files.push_back(
+        {"/m/polaris.yaml",
+         "match:\n  hostnames: [\"x*\"]\nscheduler: pbs\nlauncher: pals\ngpus_per_node: 4\n"
+         "device: cuda\nbackend: nccl\ncpu_bind:\n  style: depth\n  depth: 8\n"
+         "gpu_bind:\n  order: [\"3\", \"2\", \"1\", \"0\"]\n  ranks_per_gpu: 2\n"});
+    s.allocation->slots_per_host.reset();
+    s.accelerators = found;
+    for (const auto& [name, value] : more) s.env[name] = value;
+  };
+}
+
+// A profile `yaml` that matches this host (x1), on a node where the tool lists `found` GPUs.
+std::function<void(Snapshot&)> gpu_node(std::string yaml, int found, const Env& more = {}) {
+  return [=](Snapshot& s) {
+    s.profile_files.push_back({"/m/site.yaml", "match:\n  hostnames: [\"x*\"]\n" + yaml});
+    s.allocation->slots_per_host.reset();
+    s.accelerators = found;
+    for (const auto& [name, value] : more) s.env[name] = value;
+  };
+}
+
+constexpr const char* k_polaris_ranks =
+    "1 GPU per rank from machine profile polaris, in order 3,2,1,0 (ezpz-rankenv sets "
+    "CUDA_VISIBLE_DEVICES): local rank 0: GPU 3, cores 0-7; 1: GPU 2, cores 8-15; 2: GPU 1, "
+    "cores 16-23; 3: GPU 0, cores 24-31";
+constexpr const char* k_driver =
+    "run ezpz doctor on a compute node of the job; check the driver (nvidia-smi, rocm-smi, "
+    "xpu-smi)";
+
+}  // namespace
+
+TEST_CASE("doctor: the GPU placement ezpz launch would use on this node", "[doctor]") {
+  const std::string polaris_head =
+      "4 GPUs found here, profile polaris has 4; 4 ranks per host (machine profile polaris); ";
+  check_rows({
+      {"each rank its own GPU, in the profile's order, on its cores",
+       polaris_node(4),
+       {"gpus", Status::ok, polaris_head + k_polaris_ranks, ""}},
+      {"no tool answered: fewer GPUs than the profile's",
+       polaris_node(std::nullopt),
+       {"gpus", Status::warn,
+        std::string("only 0 of profile polaris's 4 GPUs found here; 4 ranks per host (machine "
+                    "profile polaris); ") +
+            k_polaris_ranks,
+        k_driver}},
+      {"2 of 4 found",
+       polaris_node(2),
+       {"gpus", Status::warn,
+        std::string("only 2 of profile polaris's 4 GPUs found here; 4 ranks per host (machine "
+                    "profile polaris); ") +
+            k_polaris_ranks,
+        k_driver}},
+      {"a user's mask that leaves ranks without a GPU",
+       polaris_node(4, {{"CUDA_VISIBLE_DEVICES", "1"}}),
+       {"gpus", Status::warn,
+        "4 GPUs found here, profile polaris has 4; 4 ranks per host (machine profile polaris): 4 "
+        "ranks per host at 1 GPU each need 4 GPUs, but CUDA_VISIBLE_DEVICES=1 has 1; pass "
+        "--no-gpu-bind to leave devices alone",
+        "set CUDA_VISIBLE_DEVICES to a device for every rank, run fewer ranks per host (--ppn), "
+        "or unset it"}},
+      {"a user's mask of 2: two ranks share each, in the profile's order",
+       polaris_node(4, {{"CUDA_VISIBLE_DEVICES", "1,3"}}),
+       {"gpus", Status::ok,
+        polaris_head +
+            "2 ranks per GPU from CUDA_VISIBLE_DEVICES=1,3, in order 3,1 (ezpz-rankenv sets "
+            "CUDA_VISIBLE_DEVICES): local rank 0: GPU 3, cores 0-7; 1: GPU 3, cores 8-15; 2: "
+            "GPU 1, cores 16-23; 3: GPU 1, cores 24-31",
+        ""}},
+      {"more ranks per host than GPUs and sharing allows",
+       polaris_node(4, {{"NGPU_PER_HOST", "12"}}),
+       {"gpus", Status::warn,
+        "4 GPUs found here, profile polaris has 4; 12 ranks per host (NGPU_PER_HOST=12): 12 "
+        "ranks per host at 1 GPU each need 12 GPUs, but machine profile polaris has 4; pass "
+        "--no-gpu-bind to leave devices alone",
+        "run fewer ranks per host (--ppn), or pass --no-gpu-bind"}},
+      {"a bad NGPU_PER_HOST",
+       polaris_node(4, {{"NGPU_PER_HOST", "four"}}),
+       {"gpus", Status::warn,
+        "4 GPUs found here, profile polaris has 4; NGPU_PER_HOST=four: expected a positive "
+        "integer",
+        "fix the variable named here: ezpz launch stops at it too"}},
+      {"torchrun starts the ranks itself: devices left alone",
+       [](Snapshot& s) {
+         polaris_node(4)(s);
+         s.launcher_flag = "torchrun";
+       },
+       {"gpus", Status::ok,
+        polaris_head + "torchrun starts the ranks without ezpz-rankenv: devices left alone", ""}},
+      {"the launcher binds (srun --gpu-bind), cores in depth blocks",
+       gpu_node("launcher: srun\ngpus_per_node: 2\ndevice: rocm\ncpu_bind:\n  style: depth\n"
+                "  depth: 7\ngpu_bind:\n  order: [\"1\", \"0\"]\n  launcher_bind: closest\n",
+                2),
+       {"gpus", Status::ok,
+        "2 GPUs found here, profile site has 2; 2 ranks per host (machine profile site); 1 GPU "
+        "per rank from machine profile site, in order 1,0 (srun binds them: closest): local "
+        "rank 0: GPU 1, cores 0-6; 1: GPU 0, cores 7-13",
+        ""}},
+      {"cores split by a reserved core, no cpu binding",
+       gpu_node("launcher: pals\ngpus_per_node: 2\ndevice: xpu\ncpu_bind:\n  style: list\n"
+                "  sockets: 1\n  cores_per_socket: 8\n  reserved_cores: [0]\n"
+                "gpu_bind:\n  order: [\"0.0\", \"0.1\"]\n",
+                2),
+       {"gpus", Status::ok,
+        "2 GPUs found here, profile site has 2; 2 ranks per host (machine profile site); 1 GPU "
+        "per rank from machine profile site, in order 0.0,0.1 (ezpz-rankenv sets "
+        "ZE_AFFINITY_MASK): local rank 0: GPU 0.0, cores 1-3; 1: GPU 0.1, cores 4-6",
+        ""}},
+      {"no cpu binding: cores not bound",
+       gpu_node("launcher: pals\ngpus_per_node: 1\ndevice: cuda\ngpu_bind:\n  order: [\"0\"]\n", 1),
+       {"gpus", Status::ok,
+        "1 GPU found here, profile site has 1; 1 rank per host (machine profile site); 1 GPU per "
+        "rank from machine profile site, in order 0 (ezpz-rankenv sets CUDA_VISIBLE_DEVICES): "
+        "local rank 0: GPU 0, cores not bound",
+        ""}},
+      {"no gpu_bind, and fewer GPUs than the profile's",
+       on_polaris,
+       {"gpus", Status::warn,
+        "only 0 of profile polaris's 4 GPUs found here; 2 ranks per host (PBS_NODEFILE lists "
+        "each host 2 times); machine profile polaris has no gpu_bind: devices left alone",
+        k_driver}},
+      {"no profile applies",
+       [](Snapshot& s) { s.machine_flag = "nowhere"; },
+       {"gpus", Status::ok, "no machine profile applies: nothing to place", ""}},
+  });
+}
+
+TEST_CASE("doctor: the libraries the site puts on LD_LIBRARY_PATH are there", "[doctor]") {
+  // Polaris's profile: NCCL's network plugin from the directory ALCF's NCCL page names.
+  const auto polaris = [](std::string found) {
+    return [=](Snapshot& s) {
+      s.machine_flag = "polaris";
+      s.profile_files.push_back(
+          {"/m/polaris.yaml",
+           "launcher: pals\nlibraries:\n  libnccl-net.so: /soft/aws-ofi-nccl/lib\n"
+           "  libhwloc.so: /soft/hwloc/lib\n"});
+      s.libraries_found = {{"libnccl-net.so", found}, {"libhwloc.so", "/soft/hwloc/lib"}};
+    };
+  };
+  check_rows({
+      {"both there",
+       polaris("/soft/aws-ofi-nccl/lib"),
+       {"libraries", Status::ok,
+        "libnccl-net.so in /soft/aws-ofi-nccl/lib; libhwloc.so in /soft/hwloc/lib", ""}},
+      {"the plugin missing",
+       polaris(""),
+       {"libraries", Status::warn,
+        "not in any LD_LIBRARY_PATH directory: libnccl-net.so (profile polaris has it from "
+        "/soft/aws-ofi-nccl/lib)",
+        "export LD_LIBRARY_PATH=/soft/aws-ofi-nccl/lib:$LD_LIBRARY_PATH (the profile says why)"}},
+      {"no profile applies",
+       [](Snapshot& s) { s.machine_flag = "nowhere"; },
+       {"libraries", Status::ok, "no machine profile applies", ""}},
+  });
+}
+
 TEST_CASE("doctor: node-local storage for yeet", "[doctor]") {
   auto venv = [](std::uint64_t bytes, bool capped) {
     return [=](Snapshot& s) {
@@ -1013,15 +1179,15 @@ TEST_CASE("doctor: an exception inside a check is that check's error; the others
   std::vector<CheckResult> results = run_checks(s);
   std::vector<std::string> names;
   for (const CheckResult& r : results) names.push_back(r.name);
-  CHECK(names == std::vector<std::string>{"scheduler", "allocation", "profile", "launcher",
-                                          "trainer", "storage", "limits", "port", "python", "torch",
-                                          "modules", "tracking"});
-  CHECK(results[4] == CheckResult{"trainer", Status::error,
+  CHECK(names == std::vector<std::string>{"scheduler", "allocation", "profile", "launcher", "gpus",
+                                          "libraries", "trainer", "storage", "limits", "port",
+                                          "python", "torch", "modules", "tracking"});
+  CHECK(results[6] == CheckResult{"trainer", Status::error,
                                   "the check itself failed: [json.exception.type_error.302] type "
                                   "must be number, but is string",
                                   "report this as an ezpz bug, with the output of ezpz doctor -v"});
   CHECK(results[0].status == Status::error);
-  CHECK(results[11].status == Status::ok);
+  CHECK(results[13].status == Status::ok);
   CHECK(worst(results) == Status::error);
 }
 

@@ -260,6 +260,12 @@ TEST_CASE("malformed profiles fail with file, line, key and reason", "[profile]"
        "machines/x.yaml:3: env.FOO-BAR: not a variable name (letters, digits and _, not "
        "starting with a digit)"},
       {L + "env:\n  FOO: [a]\n", "machines/x.yaml:3: env.FOO: expected a string, got a list"},
+      // Libraries a site puts on LD_LIBRARY_PATH.
+      {L + "libraries:\n  lib/libnccl-net.so: /soft/lib\n",
+       "machines/x.yaml:3: libraries.lib/libnccl-net.so: expected a file name, without /"},
+      {L + "libraries:\n  libnccl-net.so: soft/lib\n",
+       "machines/x.yaml:3: libraries.libnccl-net.so: expected an absolute directory, got "
+       "\"soft/lib\""},
       {L + "env:\n  FOO:\n  BAR: 1\n",
        "machines/x.yaml:3: env.FOO: expected a string, got nothing"},
       {L + "env:\n  FOO: 1\n  FOO: 2\n",

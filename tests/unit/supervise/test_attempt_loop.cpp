@@ -303,6 +303,23 @@ TEST_CASE("the last lines before a failed rank are said with where the rest is",
               "  step 1", "  ValueError: boom"});
 }
 
+TEST_CASE("a known error's hint is said once after a failed attempt, not after a success",
+          "[attempt_loop]") {
+  const PreparedLaunch p = prepared(2, 2);
+  const std::string vni =
+      "start failed on x4102c5s2b0n0: No VNIs available in internal allocator\n";
+  Driven failed{RecordingExecutor({exited(1, vni + vni)}), {}, {}};
+  drive(failed, {}, p);
+  CHECK(failed.effects.said ==
+        Hosts{"attempt 1 ended: application_error: exit status 1: the job's own failure",
+              "hint: \"No VNIs available\" (ALCF Aurora, Known Issues: No VNIs available in "
+              "internal allocator): pass --no-vni to PALS's mpiexec: ezpz launch --launcher-arg "
+              "--no-vni ..."});
+  Driven fine{RecordingExecutor({exited(0, vni)}), {}, {}};
+  drive(fine, {}, p);
+  CHECK(fine.effects.said.empty());
+}
+
 TEST_CASE("spares the allocation cannot hold are refused before any attempt", "[attempt_loop]") {
   CHECK_THROWS_WITH(initial_pool(prepared(1, 1), 1),
                     "--spares 1: the allocation has 1 host; at least one must stay active");
