@@ -196,7 +196,11 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   argv = launcher_argv(planned.launcher, launcher);
   const std::vector<std::string> gpus = gpu_flags(planned);
   argv.insert(argv.end(), gpus.begin(), gpus.end());
-  argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());
+  // A profile's launcher_args are in its own launcher's words (Aurora's PALS --pmi=pmix):
+  // another launcher, chosen with --launcher, is not given them.
+  if (planned.launcher == in.profile.launcher) {
+    argv.insert(argv.end(), in.profile.launcher_args.begin(), in.profile.launcher_args.end());
+  }
   argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
   const bool wrapped = request.rank_env && !launcher_sets_rank_env(planned.launcher);
   if (wrapped) argv.push_back(in.rankenv);
