@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,7 +84,9 @@ class OutputPump {
   bool spliced_ = false;
   std::size_t tail_bytes_;
   std::string tail_;
-  std::vector<char> buffer_;
+  // Left uninitialised: zeroing 1 MiB faulted in 256 pages before every launch (~0.5 ms); a
+  // read touches only the pages it fills.
+  std::unique_ptr<char[]> buffer_;
   std::function<bool(std::string_view)> watcher_;
   std::string partial_line_;  // stderr since its last newline, for the watcher
   std::optional<std::string> tripped_;

@@ -14,8 +14,10 @@ namespace ezpz::sys {
 
 class NodeEffects final : public RunEffects {
  public:
-  // `id`: the run's id, until open_record finds it taken.
-  explicit NodeEffects(std::string id) : id_(std::move(id)) {}
+  // `id`: the run's id, until open_record finds it taken. Makes ezpz the subreaper of what
+  // it starts (adopt_orphans), so that stop_leftovers finds the run's orphans among its own
+  // descendants.
+  explicit NodeEffects(std::string id);
 
   // Starts the run record under --runs-dir (or EZPZ_RUNS_DIR, .ezpz/runs). The record's
   // directory decides the id: another launch may have taken this one. A read-only or full
@@ -29,7 +31,7 @@ class NodeEffects final : public RunEffects {
   void record(const std::string& relative, const std::string& text) override;
   std::string output_path(int attempt) override;
   void running(const LaunchPlan& plan) override;
-  std::vector<std::string> stop_leftovers() override;
+  std::vector<std::string> stop_leftovers(bool launcher_failed) override;
   int wait(double seconds) override;
   void say(const std::string& line) override;
 
