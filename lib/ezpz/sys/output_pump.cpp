@@ -60,6 +60,10 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
     // Best effort: the system's limit (/proc/sys/fs/pipe-max-size) may be lower.
     ::fcntl(ends[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
   }
+  record_to(record_path);
+}
+
+void OutputPump::record_to(const std::string& record_path) {
   if (record_path.empty()) return;
   // Read back too: with splice, the output's tail is read from the record.
   record_fd_ = ::open(record_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

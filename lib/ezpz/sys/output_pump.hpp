@@ -28,6 +28,10 @@ class OutputPump {
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
 
+  // Starts the record file (as the constructor's `record_path`), at most once, before the
+  // first transfer: the output waits in the pipes meanwhile, so the launcher may start first.
+  void record_to(const std::string& record_path);
+
   // The pipes' write ends, for the child's stdout and stderr.
   int child_stdout() const { return pipes_[0].write_end; }
   int child_stderr() const { return pipes_[1].write_end; }

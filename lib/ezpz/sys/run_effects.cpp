@@ -24,9 +24,24 @@ void NodeEffects::open_record(const std::optional<std::string>& runs_dir, const 
   }
 }
 
+// A launcher that never started (it could not be spawned) still leaves its record.
+NodeEffects::~NodeEffects() {
+  write_deferred();
+}
+
+void NodeEffects::write_deferred() {
+  deferring_ = false;
+  for (const auto& write : deferred_) write();
+  deferred_.clear();
+}
+
 // Records are best effort once the job runs: a full disk must not lose its exit status.
 void NodeEffects::record(const std::string& relative, const std::string& text) {
   if (!recorder_) return;
+  if (deferring_) {
+    deferred_.push_back([this, relative, text] { record(relative, text); });
+    return;
+  }
   try {
     recorder_->write(relative, text);
   } catch (const Error& e) {
@@ -34,7 +49,13 @@ void NodeEffects::record(const std::string& relative, const std::string& text) {
   }
 }
 
+// Deferred, the attempt's directory is made before the output is recorded into it: the
+// executor opens the record only once the launcher has started.
 std::string NodeEffects::output_path(int attempt) {
+  if (deferring_) {
+    deferred_.push_back([this, attempt] { output_path(attempt); });
+    return recorder_->attempt_path(attempt) + "/output.log";
+  }
   try {
     return recorder_->attempt_directory(attempt) + "/output.log";
   } catch (const Error& e) {

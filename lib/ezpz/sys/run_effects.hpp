@@ -2,6 +2,7 @@
 // The attempt loop's side effects on this node, for real (supervise/attempt_loop.hpp's
 // RunEffects): the run record, the run's leftover processes, the back-off's sleep and
 // ezpz's lines on stderr.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,15 @@ class NodeEffects final : public RunEffects {
   // The record's directory; only while recording().
   const std::string& directory() const { return recorder_->directory(); }
 
+  // From here until write_deferred(), the record's files are kept in memory, in order: the
+  // launcher's start does not wait for the disk (a file creation costs ~0.1-0.5 ms on a
+  // local disk, a metadata server's round trip on Lustre). Each file is still written
+  // whole or not at all; only a SIGKILL in between loses them.
+  void defer_records() { deferring_ = true; }
+  // Writes what was deferred (the executor calls it once the launcher has started).
+  void write_deferred();
+  ~NodeEffects() override;
+
   bool recording() const override { return recorder_.has_value(); }
   void record(const std::string& relative, const std::string& text) override;
   std::string output_path(int attempt) override;
@@ -38,6 +48,8 @@ class NodeEffects final : public RunEffects {
  private:
   std::string id_;
   std::optional<RunRecorder> recorder_;
+  bool deferring_ = false;
+  std::vector<std::function<void()>> deferred_;
 };
 
 }  // namespace ezpz::sys
