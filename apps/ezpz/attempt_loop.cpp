@@ -167,9 +167,11 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
+  effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
   sys::ProcessExecutor executor(context.env, process_options(o, matcher));
+  executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);
   if (effects.recording()) prune_records(o, context);
   return code;

@@ -63,16 +63,17 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   loop.effects.running(planned.plan);
   loop.executor.record_output_to(output_path);
   const RunOutcome outcome = loop.executor.run_for_outcome(tagged_plan(planned.plan, loop.run.id));
+  const int exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code);
   AttemptVerdict v{.attempt = attempt,
                    .hosts = planned.hosts,
-                   .exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code),
+                   .exit_code = exit_code,
                    .launcher_exit = outcome.exit_code,
                    .forwarded_signal = outcome.forwarded_signal,
                    .watchdog = outcome.watchdog,
                    .classification = classify(loop, outcome, planned),
                    .swaps = {},
                    .next = {},
-                   .leftovers = loop.effects.stop_leftovers(),
+                   .leftovers = loop.effects.stop_leftovers(exit_code != 0),
                    .to_spawn_s = to_s(outcome.to_spawn),
                    .to_first_output_s = to_s(outcome.to_first_output),
                    .total_s = to_s(outcome.total)};

@@ -37,7 +37,9 @@ class RunEffects {
   virtual void running(const LaunchPlan& plan) = 0;
   // Stops this run's processes left on this node once the launcher has gone: an orphaned
   // MPI proxy would hold the sockets and GPUs the next attempt needs. "PID COMMAND" each.
-  virtual std::vector<std::string> stop_leftovers() = 0;
+  // `launcher_failed`: the attempt did not end with status 0 (the launcher failed, or was
+  // stopped): processes of the run may then be anywhere on the node, not only under ezpz.
+  virtual std::vector<std::string> stop_leftovers(bool launcher_failed) = 0;
   // Waits `seconds` out; returns the signal that cut it short, 0 when none did.
   virtual int wait(double seconds) = 0;
   // One line of ezpz's own on stderr, "ezpz: " before it.

@@ -440,7 +440,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   StdoutFile out(options_.stdout_path);
   std::optional<OutputPump> pump;
   if (options_.capture_output) {
-    pump.emplace(options_.output_record_path, options_.tail_bytes, options_.output_record_limit);
+    pump.emplace("", options_.tail_bytes, options_.output_record_limit);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
@@ -457,6 +457,8 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (relay) relay->close_child_end();
   RunOutcome outcome;
   outcome.to_spawn = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+  if (started_) started_();
+  if (pump) pump->record_to(options_.output_record_path);
   supervise(launcher, options_, setup.ignored, pump ? &*pump : nullptr, relay ? &*relay : nullptr,
             outcome);
   outcome.total = std::chrono::duration_cast<milliseconds>(Clock::now() - started);

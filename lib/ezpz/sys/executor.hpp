@@ -62,10 +62,15 @@ class ProcessExecutor : public Executor {
   void record_output_to(std::string path) override {
     options_.output_record_path = std::move(path);
   }
+  // Called once each launcher has started, before its output is recorded (the record file
+  // opens after it) or read: work that need not delay the launcher's start (the run record's
+  // files) goes there and overlaps its start-up.
+  void when_started(std::function<void()> hook) { started_ = std::move(hook); }
 
  private:
   Env base_;
   ProcessOptions options_;
+  std::function<void()> started_;
 };
 
 }  // namespace ezpz::sys

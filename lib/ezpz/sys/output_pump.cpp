@@ -45,7 +45,9 @@ void close_fd(int& fd) {
 
 OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
                        std::uint64_t record_limit)
-    : tail_bytes_(tail_bytes), buffer_(k_chunk), record_limit_(record_limit) {
+    : tail_bytes_(tail_bytes),
+      buffer_(std::make_unique_for_overwrite<char[]>(k_chunk)),
+      record_limit_(record_limit) {
   const std::array<int, 2> destinations = {STDOUT_FILENO, STDERR_FILENO};
   for (std::size_t i = 0; i < pipes_.size(); ++i) {
     std::array<int, 2> ends{};
@@ -58,6 +60,10 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
     // Best effort: the system's limit (/proc/sys/fs/pipe-max-size) may be lower.
     ::fcntl(ends[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
   }
+  record_to(record_path);
+}
+
+void OutputPump::record_to(const std::string& record_path) {
   if (record_path.empty()) return;
   // Read back too: with splice, the output's tail is read from the record.
   record_fd_ = ::open(record_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -137,9 +143,9 @@ void OutputPump::pass_on(Pipe& pipe, std::size_t count) {
     }
     if (moved < 0 && errno == EINTR) continue;
     if (moved <= 0) {
-      moved = ::read(pipe.read_end, buffer_.data(), std::min(count, buffer_.size()));
+      moved = ::read(pipe.read_end, buffer_.get(), std::min(count, k_chunk));
       if (moved <= 0) return;
-      std::string_view data(buffer_.data(), static_cast<std::size_t>(moved));
+      std::string_view data(buffer_.get(), static_cast<std::size_t>(moved));
       if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
     }
     count -= static_cast<std::size_t>(moved);
@@ -167,9 +173,9 @@ void OutputPump::record_copy(std::size_t count) {
 // Takes `count` bytes the record did not, off the copy pipe: the tail still needs them.
 void OutputPump::drain_copy(std::size_t count) {
   while (count > 0) {
-    const ssize_t got = ::read(copy_[0], buffer_.data(), std::min(count, buffer_.size()));
+    const ssize_t got = ::read(copy_[0], buffer_.get(), std::min(count, k_chunk));
     if (got <= 0) return;
-    keep_tail(std::string_view(buffer_.data(), static_cast<std::size_t>(got)));
+    keep_tail(std::string_view(buffer_.get(), static_cast<std::size_t>(got)));
     count -= static_cast<std::size_t>(got);
   }
 }
@@ -248,13 +254,13 @@ void OutputPump::drain(std::chrono::steady_clock::time_point deadline) {
 }
 
 std::size_t OutputPump::read_once(Pipe& pipe) {
-  const ssize_t got = ::read(pipe.read_end, buffer_.data(), buffer_.size());
+  const ssize_t got = ::read(pipe.read_end, buffer_.get(), k_chunk);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
   if (got <= 0) {  // end of file: every writer has gone
     close_fd(pipe.read_end);
     return 0;
   }
-  const std::string_view data(buffer_.data(), static_cast<std::size_t>(got));
+  const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
   if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
   keep(data);
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(data);

@@ -1,5 +1,7 @@
 #include "ezpz/sys/processes.hpp"
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -76,29 +79,80 @@ std::string make_run_id(const std::string& host) {
   return fmt::format("{}-{}-{}", stamp, host, ::getpid());
 }
 
+namespace {
+
+// `pid` as a process of some run: nullopt when it carries no EZPZ_RUN_ID, is another user's or
+// has gone.
+std::optional<kill::Process> tagged_process(int pid) {
+  auto environ = read_file_if_present(fmt::format("/proc/{}/environ", pid));
+  if (!environ) return std::nullopt;
+  kill::Process process{
+      .pid = pid,
+      .run_id = kill::environ_value(*environ, kill::k_run_id_variable).value_or(""),
+      .command = "",
+      .parent = 0,
+      .job_id = ""};
+  if (process.run_id.empty()) return std::nullopt;
+  process.command = command_of(pid);
+  process.parent = parent_of(pid);
+  process.job_id =
+      kill::job_id_of([&](std::string_view name) { return kill::environ_value(*environ, name); });
+  return process;
+}
+
+// The children of every thread of `pid` (none once it has gone).
+std::vector<int> children_of(int pid) {
+  std::vector<int> children;
+  std::error_code error;
+  for (const auto& task :
+       std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), error)) {
+    std::istringstream words(read_file_if_present(task.path().string() + "/children").value_or(""));
+    for (int child = 0; words >> child;) children.push_back(child);
+  }
+  return children;
+}
+
+}  // namespace
+
 std::vector<kill::Process> list_processes() {
-  std::vector<kill::Process> processes;
+  std::vector<int> pids;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    std::string name = entry.path().filename().string();
-    auto pid = parse_count(name);
-    if (!pid) continue;
-    auto environ = read_file_if_present(entry.path().string() + "/environ");
-    if (!environ) continue;  // another user's, or gone
-    kill::Process process{
-        .pid = static_cast<int>(*pid),
-        .run_id = kill::environ_value(*environ, kill::k_run_id_variable).value_or(""),
-        .command = "",
-        .parent = 0,
-        .job_id = ""};
-    if (process.run_id.empty()) continue;
-    process.command = command_of(process.pid);
-    process.parent = parent_of(process.pid);
-    process.job_id =
-        kill::job_id_of([&](std::string_view name) { return kill::environ_value(*environ, name); });
-    processes.push_back(std::move(process));
+    if (auto pid = parse_count(entry.path().filename().string())) {
+      pids.push_back(static_cast<int>(*pid));
+    }
+  }
+  return list_processes(pids);
+}
+
+std::vector<kill::Process> list_processes(const std::vector<int>& pids) {
+  std::vector<kill::Process> processes;
+  for (int pid : pids) {
+    if (auto process = tagged_process(pid)) processes.push_back(std::move(*process));
   }
   return processes;
+}
+
+void adopt_orphans() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // best effort: without it, the sweep reads all of /proc
+}
+
+std::optional<std::vector<int>> descendants_of_self() {
+  int subreaper = 0;
+  const bool adopting = ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) == 0 && subreaper != 0;
+  if (!adopting || !read_file_if_present(fmt::format("/proc/self/task/{}/children", ::gettid()))) {
+    return std::nullopt;
+  }
+  std::vector<int> found = children_of(::getpid());
+  for (std::size_t next = 0; next < found.size(); ++next) {
+    std::vector<int> children = children_of(found[next]);
+    found.insert(found.end(), children.begin(), children.end());
+  }
+  return found;
+}
+
+void reap_exited(const std::vector<int>& pids) {
+  for (int pid : pids) ::waitpid(pid, nullptr, WNOHANG);
 }
 
 std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& targets, int signal,

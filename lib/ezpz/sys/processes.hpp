@@ -1,6 +1,7 @@
 #pragma once
 // Finding and signalling the processes ezpz started (ezpz kill), and naming runs.
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,22 @@ std::string make_run_id(const std::string& host);
 // Every process on this node tagged with an EZPZ_RUN_ID whose environment
 // this user can read, with the scheduler job it belongs to.
 std::vector<kill::Process> list_processes();
+// The same, among `pids` only.
+std::vector<kill::Process> list_processes(const std::vector<int>& pids);
+
+// Makes this process the child subreaper of everything it starts (PR_SET_CHILD_SUBREAPER):
+// a descendant orphaned by its parent's exit (a proxy that called setsid, a daemonised rank)
+// becomes this process's child instead of init's, so it stays findable among
+// descendants_of_self() without reading every process on the node.
+void adopt_orphans();
+
+// Every living descendant of this process (children first); nullopt where the kernel does not
+// list children (/proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN).
+std::optional<std::vector<int>> descendants_of_self();
+
+// Collects (waitpid, WNOHANG) those of `pids` that are this process's children and have
+// exited: adopted orphans would otherwise stay zombies until ezpz exits.
+void reap_exited(const std::vector<int>& pids);
 
 // The command line of `pid` (words joined by spaces); empty when it is gone.
 std::string command_of(int pid);

@@ -24,9 +24,24 @@ void NodeEffects::open_record(const std::optional<std::string>& runs_dir, const 
   }
 }
 
+// A launcher that never started (it could not be spawned) still leaves its record.
+NodeEffects::~NodeEffects() {
+  write_deferred();
+}
+
+void NodeEffects::write_deferred() {
+  deferring_ = false;
+  for (const auto& write : deferred_) write();
+  deferred_.clear();
+}
+
 // Records are best effort once the job runs: a full disk must not lose its exit status.
 void NodeEffects::record(const std::string& relative, const std::string& text) {
   if (!recorder_) return;
+  if (deferring_) {
+    deferred_.push_back([this, relative, text] { record(relative, text); });
+    return;
+  }
   try {
     recorder_->write(relative, text);
   } catch (const Error& e) {
@@ -34,7 +49,13 @@ void NodeEffects::record(const std::string& relative, const std::string& text) {
   }
 }
 
+// Deferred, the attempt's directory is made before the output is recorded into it: the
+// executor opens the record only once the launcher has started.
 std::string NodeEffects::output_path(int attempt) {
+  if (deferring_) {
+    deferred_.push_back([this, attempt] { output_path(attempt); });
+    return recorder_->attempt_path(attempt) + "/output.log";
+  }
   try {
     return recorder_->attempt_directory(attempt) + "/output.log";
   } catch (const Error& e) {
@@ -47,17 +68,43 @@ void NodeEffects::running(const LaunchPlan& plan) {
   if (log::enabled(log::Level::info)) log::info("running: {}", render_command(plan));
 }
 
+NodeEffects::NodeEffects(std::string id) : id_(std::move(id)) {
+  adopt_orphans();
+}
+
+namespace {
+
+// Where this run's processes may be left. After a launcher that exited 0, among ezpz's own
+// descendants only: what its children orphaned was adopted (adopt_orphans), and that walk
+// costs a few reads where reading every process's environment cost milliseconds per launch.
+// After a failure the whole node, as before: a launcher stopped mid-start-up may have left
+// some of the run's processes under another parent (an sshd, a scheduler's daemon).
+std::vector<kill::Process> run_processes(bool launcher_failed, std::vector<int>& adopted) {
+  if (!launcher_failed) {
+    if (auto descendants = descendants_of_self()) {
+      adopted = *descendants;
+      return list_processes(*descendants);
+    }
+  }
+  return list_processes();
+}
+
+}  // namespace
+
 // Processes of this run still alive on this node once the launcher has gone: an MPI proxy
 // or an ssh client that a launcher stopped mid-start-up leaves orphaned (Hydra's do not
 // exit when mpiexec dies before they connect). They would outlive the run, and hold
 // sockets and GPUs the next attempt needs, so they get the launcher's own ending: SIGTERM,
 // then SIGKILL after a short grace. Other nodes' are beyond reach here; `ezpz kill --all-nodes`
 // sweeps them.
-std::vector<std::string> NodeEffects::stop_leftovers() {
-  const auto targets = kill::select_targets(list_processes(), id_, getpid(), {});
+std::vector<std::string> NodeEffects::stop_leftovers(bool launcher_failed) {
+  std::vector<int> adopted;
+  const auto targets =
+      kill::select_targets(run_processes(launcher_failed, adopted), id_, getpid(), {});
   std::vector<std::string> stopped;
   for (const SignalResult& r : signal_processes(targets, SIGTERM, std::chrono::milliseconds(500)))
     stopped.push_back(fmt::format("{} {}", r.process.pid, r.process.command));
+  reap_exited(descendants_of_self().value_or(adopted));
   if (!stopped.empty())
     say(
         fmt::format("stopped {} process(es) of the run left on this node after "

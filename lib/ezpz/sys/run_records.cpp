@@ -94,8 +94,12 @@ void RunRecorder::lock() {
   lock_fd_ = -1;
 }
 
+std::string RunRecorder::attempt_path(int attempt) const {
+  return fmt::format("{}/attempt-{}", directory_, attempt);
+}
+
 std::string RunRecorder::attempt_directory(int attempt) const {
-  std::string path = fmt::format("{}/attempt-{}", directory_, attempt);
+  std::string path = attempt_path(attempt);
   make_private_directory(path);
   return path;
 }

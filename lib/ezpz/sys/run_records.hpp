@@ -31,6 +31,8 @@ class RunRecorder {
   const std::string& directory() const { return directory_; }
   // Creates attempt-N and returns its path.
   std::string attempt_directory(int attempt) const;
+  // attempt-N's path, without creating it.
+  std::string attempt_path(int attempt) const;
   // Writes DIRECTORY/relative atomically (a reader never sees half a file).
   void write(const std::string& relative, const std::string& text) const;
 

@@ -45,7 +45,10 @@ class RecordingEffects final : public RunEffects {
     return fmt::format("runs/r1/attempt-{}/output.log", attempt);
   }
   void running(const LaunchPlan&) override {}
-  std::vector<std::string> stop_leftovers() override { return leftovers; }
+  std::vector<std::string> stop_leftovers(bool launcher_failed) override {
+    sweeps.push_back(launcher_failed);
+    return leftovers;
+  }
   int wait(double seconds) override {
     waits.push_back(seconds);
     return signal_during_wait;
@@ -60,6 +63,7 @@ class RecordingEffects final : public RunEffects {
   std::vector<double> waits;
   std::vector<std::string> said;
   std::vector<std::string> leftovers;
+  std::vector<bool> sweeps;  // stop_leftovers' launcher_failed, attempt by attempt
   int signal_during_wait = 0;
 };
 
@@ -273,6 +277,17 @@ TEST_CASE("what a failover says on stderr, word for word", "[attempt_loop]") {
   drive(alone, {}, p);
   CHECK(alone.effects.said == Hosts{"attempt 1 ended: bad_node: exit status 1; bad node: n02"});
   CHECK(alone.exit_code == 1);
+}
+
+// After a clean exit ezpz looks for leftovers only among its own descendants (cheap, on every
+// launch's path); after anything else, on the whole node.
+TEST_CASE("the leftover sweep covers the whole node only after a failed attempt",
+          "[attempt_loop]") {
+  const PreparedLaunch p = prepared(2, 2);
+  Driven d{RecordingExecutor({node_down("n02"), stopped_by(Watchdog::timeout), exited(0)}), {}, {}};
+  drive(d, {.retries = 2, .failover = true}, p);
+  CHECK(d.exit_code == 0);
+  CHECK(d.effects.sweeps == std::vector<bool>{true, true, false});
 }
 
 TEST_CASE("a signal during the back-off ends the run as interrupted", "[attempt_loop]") {
