@@ -11,8 +11,16 @@
 // Readable as it is (srun --label's "3: text"), so a plan pasted without ezpz still prints
 // usable lines. The rank is decimal, no sign, no leading zeros. Standard library only:
 // ezpz-rankenv, started once per rank, links this.
+//
+// Partial lines. A '\r' that is not part of "\r\n" ends a piece (its text keeps the '\r'): a
+// progress bar redrawn in place reaches ezpz at every redraw, and the assembler hands a rank's
+// text that ends in '\r' on at once (complete = false) rather than holding a whole bar's
+// history. Output without a final newline reaches ezpz as a '+' piece after a quiet spell
+// (k_quiet_ms), and ezpz's flush() hands such pieces on when its own stream goes quiet. In
+// every case a rank's bytes are its RankLines' texts, each followed by '\n' when complete.
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -22,17 +30,50 @@ namespace ezpz::output {
 // POSIX) bytes is atomic. Records are cut to fit.
 inline constexpr std::size_t k_record_max = 4096;
 
+// The most bytes of one rank's line the assembler holds before handing it on unfinished
+// (complete = false; the rest follows): memory stays bounded by ranks x this.
+inline constexpr std::size_t k_pending_max = 64 * 1024;
+
+// How long ezpz-rankenv waits on a partial line (no newline yet) before sending it as a piece.
+inline constexpr int k_quiet_ms = 200;
+
+// Set to 1 in a rank's environment by ezpz's plan: ezpz-rankenv relays the rank's output as
+// records. Without it ezpz-rankenv leaves the rank's stdout and stderr alone.
+inline constexpr const char* k_records_variable = "EZPZ_OUTPUT_RECORDS";
+
 // One whole line of one rank, as the assembler hands it on.
 struct RankLine {
   long rank = -1;          // -1: a line that was not a record (the launcher's own output)
   std::string_view text;   // without the newline
-  bool complete = true;    // false: the rank ended (or went quiet) mid-line
+  bool complete = true;    // false: the line goes on in this rank's next RankLine (a '\r'
+                           // redraw, a quiet spell, k_pending_max), or the rank ended mid-line
 };
 
-// Encodes one line (or piece) of `rank` as records of at most k_record_max bytes each, calling
-// `write` once per record (ezpz-rankenv: one write(2) each). `complete`: the text ends a line.
+// Encodes `text` of `rank` (>= 0) as records of at most k_record_max bytes each, calling `write`
+// once per record (ezpz-rankenv: one write(2) each). A '\n' in `text` ends a line there;
+// `complete`: the end of `text` ends a line too. An empty unfinished text writes nothing.
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write);
+
+// ezpz-rankenv's side: cuts one stream of a rank's output, read in chunks of any size, into
+// records (whole lines, '\r' redraws, and pieces of lines longer than a record). A partial
+// line waits for flush(), which the relay calls after k_quiet_ms of quiet and at the end.
+// Holds at most one record's worth of bytes. Pure: no I/O.
+class RecordEncoder {
+ public:
+  using Write = std::function<void(std::string_view record)>;
+  RecordEncoder(long rank, Write write);
+  void feed(std::string_view bytes);
+  void flush();  // the partial line, as a piece
+  bool holding() const { return !partial_.empty(); }
+
+ private:
+  void send(std::string_view text, bool complete);
+  long rank_;
+  Write write_;
+  std::string partial_;  // the bytes of the line so far, less than a record's text
+  std::string record_;   // reused for each record
+};
 
 // Reads one stream of records (stdout or stderr of the launcher) in chunks of any size and hands
 // on each rank's whole lines, a rank's pieces joined: a line from one rank is never split by, or
@@ -43,14 +84,19 @@ class RecordAssembler {
   using Sink = std::function<void(const RankLine&)>;
   explicit RecordAssembler(Sink sink);
   void feed(std::string_view bytes);
+  // The stream went quiet: each rank's pending pieces are handed on (complete = false).
+  void flush();
   // End of stream: pending pieces are handed on as incomplete lines.
   void finish();
 
  private:
-  struct State;
+  void line(std::string_view bytes);  // one line of the stream, without its newline
+  void record(long rank, bool complete, std::string_view text);
+  void hand_on(long rank, std::string_view text, bool complete);
   Sink sink_;
-  std::string buffer_;  // an unfinished record
-  std::string pending_; // pieces, per rank, in the implementation
+  std::string buffer_;                   // an unfinished line of the stream
+  bool foreign_ = false;                 // buffer_ overflowed: the rest of this line is rank -1's
+  std::map<long, std::string> pending_;  // each rank's pieces so far
 };
 
 }  // namespace ezpz::output

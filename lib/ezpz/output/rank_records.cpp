@@ -1,0 +1,180 @@
+#include "ezpz/output/rank_records.hpp"
+
+#include <cstring>
+
+namespace ezpz::output {
+
+namespace {
+
+// The digits of a rank, at most: more would not fit a long.
+constexpr std::size_t k_rank_digits_max = 18;
+
+// The text bytes one record of `rank` can carry: the record is "<rank>+ <text>\n".
+std::size_t payload_max(long rank) {
+  return k_record_max - std::to_string(rank).size() - 3;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// One line of the stream as a record: rank, marker and text; rank -1 when it is not one.
+struct Parsed {
+  long rank = -1;
+  bool complete = true;
+  std::string_view text;
+};
+
+Parsed parse_record(std::string_view line) {
+  std::size_t digits = 0;
+  while (digits < line.size() && digits <= k_rank_digits_max && is_digit(line[digits])) ++digits;
+  const bool header = digits > 0 && digits <= k_rank_digits_max && line.size() >= digits + 2 &&
+                      (line[digits] == ':' || line[digits] == '+') && line[digits + 1] == ' ';
+  // Records are cut to k_record_max with their newline, so a longer line was never one.
+  if (!header || (line[0] == '0' && digits > 1) || line.size() >= k_record_max) return {};
+  long rank = 0;
+  for (std::size_t i = 0; i < digits; ++i) rank = rank * 10 + (line[i] - '0');
+  return {.rank = rank, .complete = line[digits] == ':', .text = line.substr(digits + 2)};
+}
+
+}  // namespace
+
+void encode_records(long rank, std::string_view text, bool complete,
+                    const std::function<void(std::string_view record)>& write) {
+  const std::string prefix = std::to_string(rank);
+  const std::size_t room = payload_max(rank);
+  std::string record;
+  record.reserve(k_record_max);
+  auto emit = [&](std::string_view piece, char marker) {
+    record.assign(prefix).append({marker, ' '}).append(piece).push_back('\n');
+    write(record);
+  };
+  for (;;) {
+    const std::size_t newline = text.find('\n');
+    const bool ends = newline != std::string_view::npos || complete;
+    std::string_view line = text.substr(0, newline);
+    for (; line.size() > room; line.remove_prefix(room)) emit(line.substr(0, room), '+');
+    if (ends) emit(line, ':');
+    if (!ends && !line.empty()) emit(line, '+');
+    if (newline == std::string_view::npos) return;
+    text.remove_prefix(newline + 1);
+  }
+}
+
+RecordEncoder::RecordEncoder(long rank, Write write) : rank_(rank), write_(std::move(write)) {
+  partial_.reserve(k_record_max);
+}
+
+void RecordEncoder::send(std::string_view text, bool complete) {
+  if (partial_.empty()) return encode_records(rank_, text, complete, write_);
+  partial_.append(text);
+  encode_records(rank_, partial_, complete, write_);
+  partial_.clear();
+}
+
+// Whole lines and '\r' redraws go out at once; the rest waits in partial_, less than a record.
+void RecordEncoder::feed(std::string_view bytes) {
+  // A '\r' last in the previous chunk: a redraw unless this chunk's '\n' makes it "\r\n".
+  if (!bytes.empty() && !partial_.empty() && partial_.back() == '\r' && bytes[0] != '\n') flush();
+  while (!bytes.empty()) {
+    const void* found = std::memchr(bytes.data(), '\n', bytes.size());
+    std::size_t end = found ? static_cast<const char*>(found) - bytes.data() : bytes.size();
+    const void* cr = std::memchr(bytes.data(), '\r', end);
+    if (cr != nullptr) {
+      const std::size_t at = static_cast<const char*>(cr) - bytes.data();
+      if (at + 1 == bytes.size()) break;  // the next chunk says whether "\r\n" follows
+      if (bytes[at + 1] != '\n') {
+        send(bytes.substr(0, at + 1), false);
+        bytes.remove_prefix(at + 1);
+        continue;
+      }
+    }
+    if (!found) break;
+    send(bytes.substr(0, end), true);
+    bytes.remove_prefix(end + 1);
+  }
+  partial_.append(bytes);
+  const std::size_t room = payload_max(rank_);
+  const std::size_t whole = partial_.size() / room * room;
+  if (whole == 0) return;
+  encode_records(rank_, std::string_view(partial_).substr(0, whole), false, write_);
+  partial_.erase(0, whole);
+}
+
+void RecordEncoder::flush() {
+  if (partial_.empty()) return;
+  encode_records(rank_, partial_, false, write_);
+  partial_.clear();
+}
+
+RecordAssembler::RecordAssembler(Sink sink) : sink_(std::move(sink)) {}
+
+void RecordAssembler::hand_on(long rank, std::string_view text, bool complete) {
+  sink_(RankLine{.rank = rank, .text = text, .complete = complete});
+}
+
+void RecordAssembler::record(long rank, bool complete, std::string_view text) {
+  std::string& pending = pending_[rank];
+  if (pending.empty() && (complete || (!text.empty() && text.back() == '\r'))) {
+    return hand_on(rank, text, complete);  // the common case: no copy
+  }
+  pending.append(text);
+  const bool redraw = !pending.empty() && pending.back() == '\r';
+  if (!complete && !redraw && pending.size() < k_pending_max) return;
+  hand_on(rank, pending, complete);
+  pending.clear();
+}
+
+void RecordAssembler::line(std::string_view bytes) {
+  const Parsed parsed = parse_record(bytes);
+  if (parsed.rank < 0) return hand_on(-1, bytes, true);
+  record(parsed.rank, parsed.complete, parsed.text);
+}
+
+void RecordAssembler::feed(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const std::size_t newline = bytes.find('\n');
+    if (newline == std::string_view::npos) {
+      if (foreign_) return hand_on(-1, bytes, false);
+      buffer_.append(bytes);
+      if (buffer_.size() < k_record_max) return;
+      foreign_ = true;  // too long for a record: the launcher's own, handed on as it comes
+      hand_on(-1, buffer_, false);
+      buffer_.clear();
+      return;
+    }
+    const std::string_view head = bytes.substr(0, newline);
+    bytes.remove_prefix(newline + 1);
+    if (foreign_) {
+      foreign_ = false;
+      hand_on(-1, head, true);
+    } else if (buffer_.empty()) {
+      line(head);
+    } else {
+      buffer_.append(head);
+      line(buffer_);
+      buffer_.clear();
+    }
+  }
+}
+
+void RecordAssembler::flush() {
+  for (auto& [rank, pending] : pending_) {
+    if (pending.empty()) continue;
+    hand_on(rank, pending, false);
+    pending.clear();
+  }
+}
+
+void RecordAssembler::finish() {
+  if (!buffer_.empty()) {  // the stream ended mid-line: a record's piece, or the launcher's
+    const Parsed parsed = parse_record(buffer_);
+    if (parsed.rank < 0) hand_on(-1, buffer_, false);
+    if (parsed.rank >= 0) record(parsed.rank, false, parsed.text);
+    buffer_.clear();
+  }
+  foreign_ = false;
+  flush();
+}
+
+}  // namespace ezpz::output
