@@ -81,6 +81,10 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
       ->check(k_size)
       ->type_name("SIZE")
       ->group(group);
+  cmd.add_option("--output", o.output,
+                 "The console: label, dedup, rank0 or raw (dedup on a terminal, else label)")
+      ->type_name("MODE")
+      ->group(group);
 }
 
 namespace {
@@ -140,7 +144,8 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   p.output_record_limit = o.record_limit;
   // Without a reason to read the output it is left alone: the ranks write straight to ezpz's
   // own stdout and stderr, as with no launcher in between.
-  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o);
+  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || o.console;
+  p.console = o.console;
   if (failover(o) && !matcher.empty()) {
     p.stop_on_stderr_line = [&matcher](std::string_view line) {
       return !matcher.hosts_in(line).empty();

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "ezpz/output/console.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "plan_options.hpp"
 
@@ -28,6 +29,10 @@ struct AttemptOptions {
   bool no_record = false;     // --no-record: no run record
   std::optional<std::string> runs_dir;  // --runs-dir
   std::uint64_t record_limit = k_default_record_limit;  // --record-limit: output.log's cap
+  std::string output;  // --output: a console mode's name; empty: the default for where it goes
+  // The console mode once the plan is known; nullopt: the bytes pass as they come (raw, or
+  // ranks not wrapped by ezpz-rankenv).
+  std::optional<output::ConsoleMode> console;
 };
 
 // Declares the options above on `launch`.

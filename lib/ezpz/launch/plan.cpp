@@ -7,6 +7,7 @@
 #include "ezpz/core/content_hash.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/launchers.hpp"
+#include "ezpz/output/rank_records.hpp"
 
 namespace ezpz {
 
@@ -127,6 +128,10 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request, con
   const EnvList gpus = placement_env(planned.gpus);
   env.insert(env.end(), gpus.begin(), gpus.end());
   if (wants_unbuffered_python(request, in.environment)) env.emplace_back("PYTHONUNBUFFERED", "1");
+  // Only ezpz-rankenv writes records: under torchrun or --no-rank-env the bytes pass as they are.
+  if (request.output_records && request.rank_env && !launcher_sets_rank_env(planned.launcher)) {
+    env.emplace_back(output::k_records_variable, "1");
+  }
   env.insert(env.end(), request.env.begin(), request.env.end());
   return env;
 }

@@ -1,6 +1,7 @@
 #include "ezpz/output/console.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -40,12 +41,20 @@ std::string rank_ranges(std::vector<long> ranks) {
 
 namespace {
 
+// A rank's line is shown whole, on a line of its own: a piece the assembler handed on before
+// its newline (a progress bar's redraw ending in '\r', a partial line after a quiet spell) too,
+// without the '\r' that would let the next line overwrite it.
+void shown_line(std::string_view text, std::string& out) {
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  out += text;
+  out += '\n';
+}
+
 void labelled(std::string_view ranks, std::string_view text, std::string& out) {
   out += '[';
   out += ranks;
   out += "] ";
-  out += text;
-  out += '\n';
+  shown_line(text, out);
 }
 
 }  // namespace
@@ -116,21 +125,22 @@ std::optional<Millis> Deduplicator::due() const {
 }
 
 void Console::line(const RankLine& line, Millis now, std::string& out) {
-  if (line.rank < 0) {  // the launcher's own: after what waited before it, as it came
+  if (line.rank < 0) {  // the launcher's own: after what waited before it, byte for byte
     dedup_.finish(out);
     out += line.text;
-    out += '\n';
+    if (line.complete) out += '\n';
     return;
   }
   switch (mode_) {
     case ConsoleMode::raw:
-    case ConsoleMode::label:
-      labelled(fmt::format("{}", line.rank), line.text, out);
+    case ConsoleMode::label: {
+      std::array<char, 24> digits{};
+      const auto end = std::to_chars(digits.begin(), digits.end(), line.rank).ptr;
+      labelled(std::string_view(digits.data(), end - digits.begin()), line.text, out);
       return;
+    }
     case ConsoleMode::rank0:
-      if (line.rank != 0) return;
-      out += line.text;
-      out += '\n';
+      if (line.rank == 0) shown_line(line.text, out);
       return;
     case ConsoleMode::dedup:
       dedup_.add(line.rank, line.text, now, out);
