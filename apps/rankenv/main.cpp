@@ -207,11 +207,11 @@ bool write_all(int fd, std::string_view bytes) {
 struct Relay {
   Relay(int from_fd, int to_fd, long rank)
       : from(from_fd), to(to_fd), encoder(rank, [this](std::string_view record) {
-          if (batch.size() + record.size() > ezpz::output::k_record_max) send();
+          if (batch.size() + record.size() > ezpz::output::k_write_max) send();
           batch.append(record);
         }) {}
-  // The batch in one write: whole records, at most PIPE_BUF bytes. A reader gone: the rank's
-  // next write fails as it would have without us (EPIPE, SIGPIPE).
+  // The batch in one write: whole records, at most PIPE_BUF bytes (k_write_max). A reader gone: the
+  // rank's next write fails as it would have without us (EPIPE, SIGPIPE).
   void send() {
     if (!batch.empty() && !write_all(to, batch)) close_pipe();
     batch.clear();
