@@ -51,7 +51,7 @@ ezpz-rankenv: rank 1 \(pid [0-9]+\) on [^ ]+: exited with code 3$" "$(sort "$scr
   >"$scratch/quiet") &
 relay_pid=$!
 on_exit "kill -KILL $relay_pid 2>/dev/null"
-has_piece() { [ "$(cat "$scratch/quiet")" == "0+ Loading... " ]; }
+has_piece() { [ "$(cat "$scratch/quiet" 2>/dev/null)" == "0+ Loading... " ]; }
 expect_true "quiet: the partial line arrives as a piece" wait_until 5 has_piece
 # From another process than its parent (whose signals reached the rank's group already).
 /bin/kill -TERM "$relay_pid"
