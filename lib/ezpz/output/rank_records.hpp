@@ -26,9 +26,15 @@
 
 namespace ezpz::output {
 
-// The most bytes of one record: a write to a pipe of at most PIPE_BUF (4096 on Linux, 512 by
-// POSIX) bytes is atomic. Records are cut to fit.
-inline constexpr std::size_t k_record_max = 4096;
+// The most bytes of one write of ezpz-rankenv's (whole records, batched): a write to a pipe of
+// at most PIPE_BUF (4096 on Linux) bytes is atomic.
+inline constexpr std::size_t k_write_max = 4096;
+
+// The most bytes of one record, its newline included. Records are cut to fit. Less than a
+// write, because launchers forward a rank's output in pieces of their own: slurmstepd sends
+// whole lines of up to 1024 bytes (its MAX_MSG_LEN) without `srun -u`, so records of at most
+// that size reach ezpz whole under srun too (bench/output_lines measures it).
+inline constexpr std::size_t k_record_max = 1024;
 
 // The most bytes of one rank's line the assembler holds before handing it on unfinished
 // (complete = false; the rest follows): memory stays bounded by ranks x this.
