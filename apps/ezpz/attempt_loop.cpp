@@ -81,8 +81,9 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
       ->check(k_size)
       ->type_name("SIZE")
       ->group(group);
-  cmd.add_option("--output", o.output,
-                 "The console: label, dedup, rank0 or raw (dedup on a terminal, else label)")
+  cmd.add_option(
+         "--output", o.output,
+         "The console: label, dedup, rank0 or raw (EZPZ_OUTPUT; dedup on a terminal, else label)")
       ->type_name("MODE")
       ->group(group);
 }

@@ -77,11 +77,16 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
-// --output's mode, or the default for where ezpz's stdout goes.
-output::ConsoleMode console_mode(const std::string& name) {
-  if (name.empty()) return output::default_console_mode(::isatty(STDOUT_FILENO) == 1);
+// --output's mode, else EZPZ_OUTPUT's, else the default for where ezpz's stdout goes.
+output::ConsoleMode console_mode(const std::string& option, const Env& env) {
+  const std::optional<std::string> variable = get_nonempty(env, "EZPZ_OUTPUT");
+  if (option.empty() && !variable) {
+    return output::default_console_mode(::isatty(STDOUT_FILENO) == 1);
+  }
+  const std::string& name = option.empty() ? *variable : option;
   if (auto mode = output::console_mode_named(name)) return *mode;
-  throw Error(fmt::format("--output {}: no such mode; one of label, dedup, rank0, raw", name));
+  throw Error(fmt::format("{}{}: no such console mode; one of label, dedup, rank0, raw",
+                          option.empty() ? "EZPZ_OUTPUT=" : "--output ", name));
 }
 
 // The console mode the pump applies: only where ezpz-rankenv writes records (the plan says so).
@@ -99,7 +104,7 @@ std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
-  const output::ConsoleMode mode = console_mode(o.attempts.output);
+  const output::ConsoleMode mode = console_mode(o.attempts.output, context.env);
   PlanOptions plan = o.plan;
   plan.output_records = mode != output::ConsoleMode::raw;
   PreparedLaunch prepared =
