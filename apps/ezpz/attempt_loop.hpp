@@ -38,6 +38,14 @@ struct AttemptOptions {
 // Declares the options above on `launch`.
 void add_attempt_options(CLI::App& cmd, AttemptOptions& options);
 
+// --output's mode, else EZPZ_OUTPUT's, else the default for where ezpz's stdout goes (a terminal
+// or not). Not raw: the plan asks ezpz-rankenv for rank records (PlanOptions::output_records).
+output::ConsoleMode console_mode(const AttemptOptions& options, const Env& env);
+// The console mode the pump applies (AttemptOptions::console): `mode`, where the plan has the
+// ranks write records; else nullopt, said once under -v (torchrun, --no-rank-env).
+std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
+                                                   const LaunchPlan& plan);
+
 // Runs the prepared launch until it succeeds, fails for good, or runs out of
 // attempts; returns ezpz's exit status: the last attempt's (124 when a limit
 // stopped it, 143 at walltime).

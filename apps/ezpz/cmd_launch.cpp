@@ -1,16 +1,10 @@
 // `ezpz launch`: gather, detect, select, plan, then print or run.
 #include "cmd_launch.hpp"
 
-#include <unistd.h>
-
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
-#include "ezpz/core/log.hpp"
 #include "ezpz/launch/command_check.hpp"
-#include "ezpz/output/rank_records.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {
@@ -77,34 +71,10 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
-// --output's mode, else EZPZ_OUTPUT's, else the default for where ezpz's stdout goes.
-output::ConsoleMode console_mode(const std::string& option, const Env& env) {
-  const std::optional<std::string> variable = get_nonempty(env, "EZPZ_OUTPUT");
-  if (option.empty() && !variable) {
-    return output::default_console_mode(::isatty(STDOUT_FILENO) == 1);
-  }
-  const std::string& name = option.empty() ? *variable : option;
-  if (auto mode = output::console_mode_named(name)) return *mode;
-  throw Error(fmt::format("{}{}: no such console mode; one of label, dedup, rank0, raw",
-                          option.empty() ? "EZPZ_OUTPUT=" : "--output ", name));
-}
-
-// The console mode the pump applies: only where ezpz-rankenv writes records (the plan says so).
-std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
-                                                   const LaunchPlan& plan) {
-  if (mode == output::ConsoleMode::raw) return std::nullopt;
-  const auto records = [](const auto& entry) { return entry.first == output::k_records_variable; };
-  if (std::any_of(plan.env.begin(), plan.env.end(), records)) return mode;
-  log::info(
-      "output: the ranks are not under ezpz-rankenv (torchrun, --no-rank-env): their output "
-      "is passed through as bytes, unlabelled");
-  return std::nullopt;
-}
-
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
-  const output::ConsoleMode mode = console_mode(o.attempts.output, context.env);
+  const output::ConsoleMode mode = console_mode(o.attempts, context.env);
   PlanOptions plan = o.plan;
   plan.output_records = mode != output::ConsoleMode::raw;
   PreparedLaunch prepared =
