@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include <fmt/format.h>
-
 namespace ezpz::output {
 
 std::optional<ConsoleMode> console_mode_named(std::string_view name) {
@@ -25,6 +23,12 @@ ConsoleMode default_console_mode(bool terminal) {
   return terminal ? ConsoleMode::dedup : ConsoleMode::label;
 }
 
+void append_number(std::string& out, long number) {
+  std::array<char, 24> digits{};
+  char* end = std::to_chars(digits.begin(), digits.end(), number).ptr;
+  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
+}
+
 std::string rank_ranges(std::vector<long> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -33,7 +37,11 @@ std::string rank_ranges(std::vector<long> ranks) {
     std::size_t end = i;
     while (end + 1 < ranks.size() && ranks[end + 1] == ranks[end] + 1) ++end;
     if (!text.empty()) text += ',';
-    text += end == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[end]);
+    append_number(text, ranks[i]);
+    if (end != i) {
+      text += '-';
+      append_number(text, ranks[end]);
+    }
     i = end + 1;
   }
   return text;
@@ -133,12 +141,12 @@ void Console::line(const RankLine& line, Millis now, std::string& out) {
   }
   switch (mode_) {
     case ConsoleMode::raw:
-    case ConsoleMode::label: {
-      std::array<char, 24> digits{};
-      const auto end = std::to_chars(digits.begin(), digits.end(), line.rank).ptr;
-      labelled(std::string_view(digits.data(), end - digits.begin()), line.text, out);
+    case ConsoleMode::label:
+      out += '[';
+      append_number(out, line.rank);
+      out += "] ";
+      shown_line(line.text, out);
       return;
-    }
     case ConsoleMode::rank0:
       if (line.rank == 0) shown_line(line.text, out);
       return;

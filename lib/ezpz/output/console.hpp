@@ -45,6 +45,9 @@ std::string_view console_mode_name(ConsoleMode mode);
 // labelled in a batch log or a pipe (read later, grepped: nothing held back, nothing merged).
 ConsoleMode default_console_mode(bool terminal);
 
+// Appends `number` in decimal. Without fmt: the pump runs it once per line.
+void append_number(std::string& out, long number);
+
 // Ranks in hostlist form, sorted, runs of consecutive ranks joined: {0,1,2,3,7,9,10} ->
 // "0-3,7,9-10". `ranks` need not be sorted; duplicates count once.
 std::string rank_ranges(std::vector<long> ranks);

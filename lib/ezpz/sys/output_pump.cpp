@@ -59,8 +59,19 @@ struct OutputPump::Stream {
     console.line(line, now, shown);
     decoded.append(line.text);
     if (line.complete) decoded += '\n';
-    if (line.rank >= 0 && keep_ranks)
-      output::encode_records(line.rank, line.text, line.complete, append_ranked);
+    if (line.rank >= 0 && keep_ranks) keep_rank_line(line);
+  }
+
+  // A line that fits one record (almost all) is written here, without the encoder's copies.
+  void keep_rank_line(const output::RankLine& line) {
+    if (line.text.size() + 32 > output::k_record_max) {
+      return output::encode_records(line.rank, line.text, line.complete, append_ranked);
+    }
+    if (!line.complete && line.text.empty()) return;  // an empty piece says nothing
+    output::append_number(ranked, line.rank);
+    ranked += line.complete ? ": " : "+ ";
+    ranked += line.text;
+    ranked += '\n';
   }
 
   output::Console console;
