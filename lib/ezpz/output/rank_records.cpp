@@ -9,9 +9,9 @@ namespace {
 // The digits of a rank, at most: more would not fit a long.
 constexpr std::size_t k_rank_digits_max = 18;
 
-// The text bytes one record of `rank` can carry: the record is "<rank>+ <text>\n".
-std::size_t payload_max(long rank) {
-  return k_record_max - std::to_string(rank).size() - 3;
+// The text bytes one record can carry after `prefix` (the rank): "<rank>+ <text>\n".
+std::size_t room_after(std::string_view prefix) {
+  return k_record_max - prefix.size() - 3;
 }
 
 bool is_digit(char c) {
@@ -37,14 +37,11 @@ Parsed parse_record(std::string_view line) {
   return {.rank = rank, .complete = line[digits] == ':', .text = line.substr(digits + 2)};
 }
 
-}  // namespace
-
-void encode_records(long rank, std::string_view text, bool complete,
-                    const std::function<void(std::string_view record)>& write) {
-  const std::string prefix = std::to_string(rank);
-  const std::size_t room = payload_max(rank);
-  std::string record;
-  record.reserve(k_record_max);
+// The records of `text` after `prefix` (the rank), built in `record`, which the caller keeps
+// from call to call: the relay calls this once per line.
+void encode(std::string_view prefix, std::string_view text, bool complete, std::string& record,
+            const std::function<void(std::string_view record)>& write) {
+  const std::size_t room = room_after(prefix);
   auto emit = [&](std::string_view piece, char marker) {
     record.assign(prefix).append({marker, ' '}).append(piece).push_back('\n');
     write(record);
@@ -61,14 +58,24 @@ void encode_records(long rank, std::string_view text, bool complete,
   }
 }
 
-RecordEncoder::RecordEncoder(long rank, Write write) : rank_(rank), write_(std::move(write)) {
+}  // namespace
+
+void encode_records(long rank, std::string_view text, bool complete,
+                    const std::function<void(std::string_view record)>& write) {
+  std::string record;
+  encode(std::to_string(rank), text, complete, record, write);
+}
+
+RecordEncoder::RecordEncoder(long rank, Write write)
+    : prefix_(std::to_string(rank)), write_(std::move(write)) {
   partial_.reserve(k_record_max);
+  record_.reserve(k_record_max);
 }
 
 void RecordEncoder::send(std::string_view text, bool complete) {
-  if (partial_.empty()) return encode_records(rank_, text, complete, write_);
+  if (partial_.empty()) return encode(prefix_, text, complete, record_, write_);
   partial_.append(text);
-  encode_records(rank_, partial_, complete, write_);
+  encode(prefix_, partial_, complete, record_, write_);
   partial_.clear();
 }
 
@@ -94,16 +101,16 @@ void RecordEncoder::feed(std::string_view bytes) {
     bytes.remove_prefix(end + 1);
   }
   partial_.append(bytes);
-  const std::size_t room = payload_max(rank_);
+  const std::size_t room = room_after(prefix_);
   const std::size_t whole = partial_.size() / room * room;
   if (whole == 0) return;
-  encode_records(rank_, std::string_view(partial_).substr(0, whole), false, write_);
+  encode(prefix_, std::string_view(partial_).substr(0, whole), false, record_, write_);
   partial_.erase(0, whole);
 }
 
 void RecordEncoder::flush() {
   if (partial_.empty()) return;
-  encode_records(rank_, partial_, false, write_);
+  encode(prefix_, partial_, false, record_, write_);
   partial_.clear();
 }
 

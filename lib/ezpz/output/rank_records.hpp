@@ -75,7 +75,7 @@ class RecordEncoder {
 
  private:
   void send(std::string_view text, bool complete);
-  long rank_;
+  std::string prefix_;  // the rank, in decimal
   Write write_;
   std::string partial_;  // the bytes of the line so far, less than a record's text
   std::string record_;   // reused for each record
