@@ -1,8 +1,11 @@
 #pragma once
 // The wire format between ezpz-rankenv and ezpz for rank-aware output (issue 18). Under each
 // rank, ezpz-rankenv reads the rank's stdout and stderr through its own pipes and writes each
-// line to its own stdout or stderr as one record, in one write(2) of at most PIPE_BUF bytes, so
-// records from different ranks never interleave inside the launcher's pipes:
+// line to its own stdout or stderr as a record, whole records batched into writes of at most
+// PIPE_BUF bytes, so records from different ranks never interleave inside the launcher's pipes.
+// Launchers that forward a rank's output in pieces of their own can still cut them: Hydra and
+// srun without -u do not, srun -u and Open MPI (a pty per rank) do (README.md, "Whole lines
+// from every rank", has the figures):
 //
 //   <rank> ':' ' ' <text> '\n'   the end of a line of rank <rank> (text without its newline)
 //   <rank> '+' ' ' <text> '\n'   a piece of a longer line (or a partial line flushed after a
