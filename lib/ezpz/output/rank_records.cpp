@@ -184,4 +184,77 @@ void RecordAssembler::finish() {
   flush();
 }
 
+namespace {
+
+enum class TagMatch { no, partial, whole };
+
+// "[JOB,RANK]<stdout>:" at the start of `text`: its length and rank when whole; partial when
+// `text` ends inside what could still be one.
+struct Tag {
+  TagMatch match = TagMatch::no;
+  std::size_t size = 0;
+  long rank = -1;
+};
+
+// Digits at `at`, then `end`: the position after `end`, or npos (text ends: size()).
+std::size_t digits_then(std::string_view text, std::size_t at, char end, long* value) {
+  const std::size_t start = at;
+  long number = 0;
+  for (; at < text.size() && is_digit(text[at]) && at - start < k_rank_digits_max; ++at) {
+    number = number * 10 + (text[at] - '0');
+  }
+  if (at == text.size()) return text.size();
+  if (at == start || text[at] != end) return std::string_view::npos;
+  if (value != nullptr) *value = number;
+  return at + 1;
+}
+
+Tag open_mpi_tag(std::string_view text) {
+  std::size_t at = digits_then(text, 1, ',', nullptr);
+  long rank = -1;
+  if (at < text.size()) at = digits_then(text, at, ']', &rank);
+  if (at == std::string_view::npos) return {};
+  if (at >= text.size()) return {.match = TagMatch::partial};
+  for (std::string_view stream : {"<stdout>:", "<stderr>:"}) {
+    const std::string_view rest = text.substr(at, stream.size());
+    if (rest == stream) return {.match = TagMatch::whole, .size = at + stream.size(), .rank = rank};
+    if (stream.starts_with(rest)) return {.match = TagMatch::partial};
+  }
+  return {};
+}
+
+}  // namespace
+
+OpenMpiTagSplitter::OpenMpiTagSplitter(Sink sink) : sink_(std::move(sink)) {}
+
+void OpenMpiTagSplitter::feed(std::string_view bytes) {
+  std::string joined;  // a held start of a tag and this chunk
+  if (!held_.empty()) {
+    joined.assign(held_).append(bytes);
+    held_.clear();
+    bytes = joined;
+  }
+  std::size_t start = 0;  // of the bytes not yet handed on
+  for (std::size_t at = bytes.find('['); at != std::string_view::npos; at = bytes.find('[', at)) {
+    const Tag tag = open_mpi_tag(bytes.substr(at));
+    if (tag.match == TagMatch::no) {
+      ++at;
+      continue;
+    }
+    if (at > start) sink_(rank_, bytes.substr(start, at - start));
+    if (tag.match == TagMatch::partial) {
+      held_.assign(bytes.substr(at));
+      return;
+    }
+    rank_ = tag.rank;
+    start = at = at + tag.size;
+  }
+  if (start < bytes.size()) sink_(rank_, bytes.substr(start));
+}
+
+void OpenMpiTagSplitter::finish() {
+  if (!held_.empty()) sink_(rank_, held_);
+  held_.clear();
+}
+
 }  // namespace ezpz::output

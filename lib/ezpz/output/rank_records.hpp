@@ -108,4 +108,23 @@ class RecordAssembler {
   std::map<long, std::string> pending_;  // each rank's pieces so far
 };
 
+// Open MPI's --tag-output: "[JOB,RANK]<stdout>:" ("<stderr>:") before every piece it forwards,
+// even inside a line, so where the relay's records can be cut (a pty per rank) the rank of every
+// byte is still known. Splits one stream at its tags and hands on each rank's bytes, in order
+// (bytes before the first tag: rank -1); a tag cut by a chunk's end waits for the next chunk.
+// Each rank's bytes can go through a RecordEncoder into a RecordAssembler for whole lines.
+// Text that looks exactly like a tag is taken for one. Pure: no I/O.
+class OpenMpiTagSplitter {
+ public:
+  using Sink = std::function<void(long rank, std::string_view bytes)>;
+  explicit OpenMpiTagSplitter(Sink sink);
+  void feed(std::string_view bytes);
+  void finish();  // a held start of a tag was text after all
+
+ private:
+  Sink sink_;
+  long rank_ = -1;
+  std::string held_;  // the start of what may be a tag, cut at the end of the last chunk
+};
+
 }  // namespace ezpz::output
