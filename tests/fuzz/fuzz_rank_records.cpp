@@ -4,7 +4,8 @@
 // pipe holds them, which the assembler reads in chunks of any size, going quiet itself at any
 // point. Oracle: every byte of every rank comes back once, in order per rank; no record is
 // longer than k_record_max; no text holds a '\n'; only records reach the stream. With the first
-// byte odd, the input is fed to the assembler as it is (garbage): it must not crash.
+// byte odd, the input is fed to the assembler as it is (garbage): it must not crash; and to
+// Open MPI's tag splitter, whole and in chunks: each rank gets the same bytes either way.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -94,7 +95,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if ((state >> 4) % 17 == 0) assembler.flush();
   }
   assembler.finish();
-  if (garbage) return 0;
+  if (garbage) {
+    // Open MPI's tag splitter: the same bytes per rank, fed whole or in the chunks above.
+    std::map<long, std::string> whole;
+    std::map<long, std::string> chunked;
+    ezpz::output::OpenMpiTagSplitter one([&](long rank, std::string_view b) { whole[rank] += b; });
+    ezpz::output::OpenMpiTagSplitter many(
+        [&](long rank, std::string_view b) { chunked[rank] += b; });
+    one.feed(stream);
+    one.finish();
+    state = data[0] | 1u;
+    for (std::size_t at = 0; at < stream.size();) {
+      state = state * 1103515245u + 12345u;
+      const std::size_t chunk = 1 + (state >> 8) % 64;
+      many.feed(std::string_view(stream).substr(at, chunk));
+      at += chunk;
+    }
+    many.finish();
+    check(whole == chunked);
+    return 0;
+  }
   std::erase_if(wrote, [](const auto& entry) { return entry.second.empty(); });
   check(got == wrote);
   return 0;

@@ -7,7 +7,9 @@ PYTHONUNBUFFERED=1; every 97th is longer than a pipe's atomic write (PIPE_BUF, 4
 `output_lines.py LINES --expect R` prints what rank R writes, to compare with.
 `output_lines.py --check PATTERN FILE`: counts the lines of FILE that are not one rank's whole
 line, after a launcher's tag (PATTERN: a regular expression whose group 1 is the rank) or, with
-PATTERN "-", untagged; prints "lines N bad M out_of_order K"."""
+PATTERN "-", untagged; prints "lines N bad M out_of_order K".
+`output_lines.py --check-demux PATTERN FILE`: the same after splitting FILE at every tag (a
+launcher that tags each piece it forwards, even mid-line) and joining each rank's pieces."""
 import os
 import re
 import sys
@@ -37,13 +39,25 @@ def write(lines):
             os.write(1, text + b"\n")
 
 
-def check(pattern, path):
-    tag = re.compile(pattern) if pattern != "-" else None
+def demux(pattern, path):
+    """Each rank's bytes: what follows each of its tags, up to the next tag."""
+    with open(path, "rb") as f:
+        data = f.read()
+    streams, rank, start = {}, None, 0
+    for m in re.finditer(pattern.encode(), data):
+        streams.setdefault(rank, []).append(data[start:m.start()])
+        rank, start = int(m.group(1)), m.end()
+    streams.setdefault(rank, []).append(data[start:])
+    return b"".join(b"".join(pieces) for pieces in streams.values()).splitlines(True)
+
+
+def check(pattern, path, split=False):
+    tag = re.compile(pattern) if pattern != "-" and not split else None
     body = re.compile(r"rank (\d+) seq (\d+) (x*)$")
     lines = bad = out_of_order = 0
     next_seq = {}
     with open(path, "rb") as f:
-        for raw in f:
+        for raw in (demux(pattern, path) if split else f):
             lines += 1
             text = raw.decode(errors="replace").rstrip("\n")
             tagged_rank = None
@@ -66,8 +80,8 @@ def check(pattern, path):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--check":
-        check(sys.argv[2], sys.argv[3])
+    if sys.argv[1] in ("--check", "--check-demux"):
+        check(sys.argv[2], sys.argv[3], split=sys.argv[1] == "--check-demux")
     elif len(sys.argv) == 4 and sys.argv[2] == "--expect":
         rank = int(sys.argv[3])
         sys.stdout.write("".join(line(rank, s) + "\n" for s in range(int(sys.argv[1]))))

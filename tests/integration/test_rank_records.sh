@@ -8,24 +8,10 @@
 source "$(dirname "$0")/common.sh"
 
 require_mpiexec
-rankenv=$EZPZ_BUILD/ezpz-rankenv
-writer=$EZPZ_SRC/tests/integration/output_lines.py
-lines=3000
+source "$(dirname "$0")/rank_records_common.sh"
 
 # --- 4 ranks x 3000 lines, through the relay ---------------------------------------
-mkdir -p "$scratch/decoded"
-clean_env EZPZ_OUTPUT_RECORDS=1 mpiexec -n 4 "$rankenv" python3 "$writer" "$lines" \
-  >"$scratch/records" 2>"$scratch/stderr"
-expect_eq "relay: exit status" 0 "$?"
-expect_eq "relay: nothing on stderr" "" "$(cat "$scratch/stderr")"
-counts=$("$rankenv" --decode "$scratch/decoded" <"$scratch/records")
-expect_eq "relay: every line whole" "whole $((4 * lines)) pieces 0" "$counts"
-expect_eq "relay: nothing but records" "0 1 2 3" "$(cd "$scratch/decoded" && echo *)"
-for rank in 0 1 2 3; do
-  python3 "$writer" "$lines" --expect "$rank" >"$scratch/expected.$rank"
-  expect_true "relay: rank $rank's bytes, in order" \
-    cmp -s "$scratch/expected.$rank" "$scratch/decoded/$rank"
-done
+relay_run relay mpiexec -n 4
 expect_true "relay: no record longer than 1024 bytes (k_record_max)" \
   awk 'length($0) >= 1024 { exit 1 }' "$scratch/records"
 

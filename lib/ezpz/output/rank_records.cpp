@@ -9,9 +9,9 @@ namespace {
 // The digits of a rank, at most: more would not fit a long.
 constexpr std::size_t k_rank_digits_max = 18;
 
-// The text bytes one record of `rank` can carry: the record is "<rank>+ <text>\n".
-std::size_t payload_max(long rank) {
-  return k_record_max - std::to_string(rank).size() - 3;
+// The text bytes one record can carry after `prefix` (the rank): "<rank>+ <text>\n".
+std::size_t room_after(std::string_view prefix) {
+  return k_record_max - prefix.size() - 3;
 }
 
 bool is_digit(char c) {
@@ -37,14 +37,11 @@ Parsed parse_record(std::string_view line) {
   return {.rank = rank, .complete = line[digits] == ':', .text = line.substr(digits + 2)};
 }
 
-}  // namespace
-
-void encode_records(long rank, std::string_view text, bool complete,
-                    const std::function<void(std::string_view record)>& write) {
-  const std::string prefix = std::to_string(rank);
-  const std::size_t room = payload_max(rank);
-  std::string record;
-  record.reserve(k_record_max);
+// The records of `text` after `prefix` (the rank), built in `record`, which the caller keeps
+// from call to call: the relay calls this once per line.
+void encode(std::string_view prefix, std::string_view text, bool complete, std::string& record,
+            const std::function<void(std::string_view record)>& write) {
+  const std::size_t room = room_after(prefix);
   auto emit = [&](std::string_view piece, char marker) {
     record.assign(prefix).append({marker, ' '}).append(piece).push_back('\n');
     write(record);
@@ -61,14 +58,24 @@ void encode_records(long rank, std::string_view text, bool complete,
   }
 }
 
-RecordEncoder::RecordEncoder(long rank, Write write) : rank_(rank), write_(std::move(write)) {
+}  // namespace
+
+void encode_records(long rank, std::string_view text, bool complete,
+                    const std::function<void(std::string_view record)>& write) {
+  std::string record;
+  encode(std::to_string(rank), text, complete, record, write);
+}
+
+RecordEncoder::RecordEncoder(long rank, Write write)
+    : prefix_(std::to_string(rank)), write_(std::move(write)) {
   partial_.reserve(k_record_max);
+  record_.reserve(k_record_max);
 }
 
 void RecordEncoder::send(std::string_view text, bool complete) {
-  if (partial_.empty()) return encode_records(rank_, text, complete, write_);
+  if (partial_.empty()) return encode(prefix_, text, complete, record_, write_);
   partial_.append(text);
-  encode_records(rank_, partial_, complete, write_);
+  encode(prefix_, partial_, complete, record_, write_);
   partial_.clear();
 }
 
@@ -94,16 +101,16 @@ void RecordEncoder::feed(std::string_view bytes) {
     bytes.remove_prefix(end + 1);
   }
   partial_.append(bytes);
-  const std::size_t room = payload_max(rank_);
+  const std::size_t room = room_after(prefix_);
   const std::size_t whole = partial_.size() / room * room;
   if (whole == 0) return;
-  encode_records(rank_, std::string_view(partial_).substr(0, whole), false, write_);
+  encode(prefix_, std::string_view(partial_).substr(0, whole), false, record_, write_);
   partial_.erase(0, whole);
 }
 
 void RecordEncoder::flush() {
   if (partial_.empty()) return;
-  encode_records(rank_, partial_, false, write_);
+  encode(prefix_, partial_, false, record_, write_);
   partial_.clear();
 }
 
@@ -175,6 +182,79 @@ void RecordAssembler::finish() {
   }
   foreign_ = false;
   flush();
+}
+
+namespace {
+
+enum class TagMatch { no, partial, whole };
+
+// "[JOB,RANK]<stdout>:" at the start of `text`: its length and rank when whole; partial when
+// `text` ends inside what could still be one.
+struct Tag {
+  TagMatch match = TagMatch::no;
+  std::size_t size = 0;
+  long rank = -1;
+};
+
+// Digits at `at`, then `end`: the position after `end`, or npos (text ends: size()).
+std::size_t digits_then(std::string_view text, std::size_t at, char end, long* value) {
+  const std::size_t start = at;
+  long number = 0;
+  for (; at < text.size() && is_digit(text[at]) && at - start < k_rank_digits_max; ++at) {
+    number = number * 10 + (text[at] - '0');
+  }
+  if (at == text.size()) return text.size();
+  if (at == start || text[at] != end) return std::string_view::npos;
+  if (value != nullptr) *value = number;
+  return at + 1;
+}
+
+Tag open_mpi_tag(std::string_view text) {
+  std::size_t at = digits_then(text, 1, ',', nullptr);
+  long rank = -1;
+  if (at < text.size()) at = digits_then(text, at, ']', &rank);
+  if (at == std::string_view::npos) return {};
+  if (at >= text.size()) return {.match = TagMatch::partial};
+  for (std::string_view stream : {"<stdout>:", "<stderr>:"}) {
+    const std::string_view rest = text.substr(at, stream.size());
+    if (rest == stream) return {.match = TagMatch::whole, .size = at + stream.size(), .rank = rank};
+    if (stream.starts_with(rest)) return {.match = TagMatch::partial};
+  }
+  return {};
+}
+
+}  // namespace
+
+OpenMpiTagSplitter::OpenMpiTagSplitter(Sink sink) : sink_(std::move(sink)) {}
+
+void OpenMpiTagSplitter::feed(std::string_view bytes) {
+  std::string joined;  // a held start of a tag and this chunk
+  if (!held_.empty()) {
+    joined.assign(held_).append(bytes);
+    held_.clear();
+    bytes = joined;
+  }
+  std::size_t start = 0;  // of the bytes not yet handed on
+  for (std::size_t at = bytes.find('['); at != std::string_view::npos; at = bytes.find('[', at)) {
+    const Tag tag = open_mpi_tag(bytes.substr(at));
+    if (tag.match == TagMatch::no) {
+      ++at;
+      continue;
+    }
+    if (at > start) sink_(rank_, bytes.substr(start, at - start));
+    if (tag.match == TagMatch::partial) {
+      held_.assign(bytes.substr(at));
+      return;
+    }
+    rank_ = tag.rank;
+    start = at = at + tag.size;
+  }
+  if (start < bytes.size()) sink_(rank_, bytes.substr(start));
+}
+
+void OpenMpiTagSplitter::finish() {
+  if (!held_.empty()) sink_(rank_, held_);
+  held_.clear();
 }
 
 }  // namespace ezpz::output

@@ -1,8 +1,11 @@
 #pragma once
 // The wire format between ezpz-rankenv and ezpz for rank-aware output (issue 18). Under each
 // rank, ezpz-rankenv reads the rank's stdout and stderr through its own pipes and writes each
-// line to its own stdout or stderr as one record, in one write(2) of at most PIPE_BUF bytes, so
-// records from different ranks never interleave inside the launcher's pipes:
+// line to its own stdout or stderr as a record, whole records batched into writes of at most
+// PIPE_BUF bytes, so records from different ranks never interleave inside the launcher's pipes.
+// Launchers that forward a rank's output in pieces of their own can still cut them: Hydra and
+// srun without -u do not, srun -u and Open MPI (a pty per rank) do (README.md, "Whole lines
+// from every rank", has the figures):
 //
 //   <rank> ':' ' ' <text> '\n'   the end of a line of rank <rank> (text without its newline)
 //   <rank> '+' ' ' <text> '\n'   a piece of a longer line (or a partial line flushed after a
@@ -75,7 +78,7 @@ class RecordEncoder {
 
  private:
   void send(std::string_view text, bool complete);
-  long rank_;
+  std::string prefix_;  // the rank, in decimal
   Write write_;
   std::string partial_;  // the bytes of the line so far, less than a record's text
   std::string record_;   // reused for each record
@@ -103,6 +106,25 @@ class RecordAssembler {
   std::string buffer_;                   // an unfinished line of the stream
   bool foreign_ = false;                 // buffer_ overflowed: the rest of this line is rank -1's
   std::map<long, std::string> pending_;  // each rank's pieces so far
+};
+
+// Open MPI's --tag-output: "[JOB,RANK]<stdout>:" ("<stderr>:") before every piece it forwards,
+// even inside a line, so where the relay's records can be cut (a pty per rank) the rank of every
+// byte is still known. Splits one stream at its tags and hands on each rank's bytes, in order
+// (bytes before the first tag: rank -1); a tag cut by a chunk's end waits for the next chunk.
+// Each rank's bytes can go through a RecordEncoder into a RecordAssembler for whole lines.
+// Text that looks exactly like a tag is taken for one. Pure: no I/O.
+class OpenMpiTagSplitter {
+ public:
+  using Sink = std::function<void(long rank, std::string_view bytes)>;
+  explicit OpenMpiTagSplitter(Sink sink);
+  void feed(std::string_view bytes);
+  void finish();  // a held start of a tag was text after all
+
+ private:
+  Sink sink_;
+  long rank_ = -1;
+  std::string held_;  // the start of what may be a tag, cut at the end of the last chunk
 };
 
 }  // namespace ezpz::output

@@ -182,3 +182,50 @@ TEST_CASE("interleaved ranks come back byte for byte, in order per rank", "[rank
     CHECK(bytes_per_rank(assemble(stream, chunk)) == wrote);
   }
 }
+
+namespace {
+
+// Each rank's bytes as the splitter hands them on, the stream fed in chunks of `chunk` bytes.
+std::map<long, std::string> split_tags(std::string_view stream, std::size_t chunk = 0) {
+  std::map<long, std::string> bytes;
+  ezpz::output::OpenMpiTagSplitter splitter(
+      [&](long rank, std::string_view piece) { bytes[rank] += piece; });
+  if (chunk == 0) chunk = stream.size() + 1;
+  for (std::size_t at = 0; at < stream.size(); at += chunk) splitter.feed(stream.substr(at, chunk));
+  splitter.finish();
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("Open MPI's tags give each byte its rank, even inside a line", "[rank_records]") {
+  using Bytes = std::map<long, std::string>;
+  // As Open MPI 4.1 printed two ranks of tests/integration/output_lines.py: a piece of rank 0's
+  // line, one of rank 1's, then the rest of rank 0's.
+  const std::string stream =
+      "[1,0]<stdout>:rank 0 li[1,1]<stdout>:rank 1 line\n[1,0]<stdout>:ne\n[1,1]<stderr>:e\n";
+  for (std::size_t chunk : {0, 1, 2, 3, 7, 15}) {
+    CAPTURE(chunk);
+    CHECK(split_tags(stream, chunk) == Bytes{{0, "rank 0 line\n"}, {1, "rank 1 line\ne\n"}});
+  }
+  CHECK(split_tags("before [1] [a,1]<stdout>: [1,2]<stdin>:\n[3,4]<stdout>:x [5,6]") ==
+        Bytes{{-1, "before [1] [a,1]<stdout>: [1,2]<stdin>:\n"}, {4, "x [5,6]"}});
+  CHECK(split_tags("[1,0]<stdout>:x[1,0]<std") == Bytes{{0, "x[1,0]<std"}});
+  CHECK(split_tags("[1,12345678901234567890]<stdout>:y") ==
+        Bytes{{-1, "[1,12345678901234567890]<stdout>:y"}});
+}
+
+TEST_CASE("Open MPI's pieces, re-encoded per rank, come back as whole lines", "[rank_records]") {
+  Lines lines;
+  RecordAssembler assembler([&](const RankLine& l) {
+    lines.push_back({l.rank, std::string(l.text), l.complete});
+  });
+  std::map<long, RecordEncoder> encoders;
+  ezpz::output::OpenMpiTagSplitter splitter([&](long rank, std::string_view piece) {
+    auto [it, added] = encoders.try_emplace(rank, rank < 0 ? 0 : rank,
+                                            [&](std::string_view r) { assembler.feed(r); });
+    it->second.feed(piece);
+  });
+  splitter.feed("[1,0]<stdout>:rank 0 li[1,1]<stdout>:rank 1 line\n[1,0]<stdout>:ne\n");
+  CHECK(lines == Lines{{1, "rank 1 line", true}, {0, "rank 0 line", true}});
+}
