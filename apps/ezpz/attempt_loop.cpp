@@ -192,8 +192,8 @@ std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
   const auto records = [](const auto& entry) { return entry.first == output::k_records_variable; };
   if (std::any_of(plan.env.begin(), plan.env.end(), records)) return mode;
   log::info(
-      "output: the ranks are not under ezpz-rankenv (torchrun, --no-rank-env): their output "
-      "is passed through as bytes, unlabelled");
+      "output: the ranks write no rank records (torchrun, Open MPI, --no-rank-env): their "
+      "output is passed through as bytes, unlabelled");
   return std::nullopt;
 }
 

@@ -79,7 +79,7 @@ expect_true "fails: the verdict names rank 1" grep -q "rank 1" "$scratch/fails_s
 run_ezpz norankenv launch -v --output label --no-rank-env -n 2 -- echo plain
 expect_eq "--no-rank-env: the bytes as they come" "plain
 plain" "$out"
-expect_eq "--no-rank-env: said once" "ezpz: output: the ranks are not under ezpz-rankenv (torchrun, --no-rank-env): their output is passed through as bytes, unlabelled" \
+expect_eq "--no-rank-env: said once" "ezpz: output: the ranks write no rank records (torchrun, Open MPI, --no-rank-env): their output is passed through as bytes, unlabelled" \
   "$(grep 'output:' "$scratch/norankenv.err")"
 
 # --- errors, word for word ---------------------------------------------------------------
