@@ -6,28 +6,15 @@
 # word for word on a small case; rank0; the launcher's failure lines stay readable and parsed;
 # every new error line word for word.
 source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/console_common.sh"
 
 require_mpiexec
 # The suite's clean_env keeps the console raw; here each run says its mode.
 launch_env() { clean_env "$@"; }
-writer=$EZPZ_SRC/tests/integration/output_lines.py
 lines=2000
 
 # --- label: 4 ranks x 2000 lines, every line whole and each rank's in order -----------
-run_ezpz label launch --output label -n 4 -- python3 "$writer" "$lines"
-expect_eq "label: exit status" 0 "$rc"
-expect_eq "label: every console line labelled, whole" "$((4 * lines))" \
-  "$(grep -cE '^\[([0-3])\] rank \1 seq [0-9]+ x*$' "$scratch/label.out")"
-expect_eq "label: nothing else on the console" "$((4 * lines))" "$(wc -l <"$scratch/label.out")"
-for rank in 0 1 2 3; do
-  python3 "$writer" "$lines" --expect "$rank" >"$scratch/expected.$rank"
-  grep "^\[$rank\] " "$scratch/label.out" | cut -c5- >"$scratch/console.$rank"
-  expect_true "label: rank $rank's lines on the console, in order" \
-    cmp -s "$scratch/expected.$rank" "$scratch/console.$rank"
-  run_ezpz "show$rank" runs show --rank "$rank"
-  expect_true "runs show --rank $rank: exactly what the rank wrote" \
-    cmp -s "$scratch/expected.$rank" "$scratch/show$rank.out"
-done
+check_labelled "$lines" -n 4
 run_id=$(ls "$scratch/runs")
 expect_true "label: output.log is the console as shown" \
   cmp -s "$scratch/label.out" "$scratch/runs/$run_id/attempt-1/output.log"
