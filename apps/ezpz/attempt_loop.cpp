@@ -1,5 +1,8 @@
 #include "attempt_loop.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -9,6 +12,7 @@
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
+#include "ezpz/output/rank_records.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/supervise/attempts.hpp"
 #include "ezpz/supervise/run_prune.hpp"
@@ -81,6 +85,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
       ->check(k_size)
       ->type_name("SIZE")
       ->group(group);
+  cmd.add_option(
+         "--output", o.output,
+         "The console: label, dedup, rank0 or raw (EZPZ_OUTPUT; dedup on a terminal, else label)")
+      ->type_name("MODE")
+      ->group(group);
 }
 
 namespace {
@@ -140,7 +149,8 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   p.output_record_limit = o.record_limit;
   // Without a reason to read the output it is left alone: the ranks write straight to ezpz's
   // own stdout and stderr, as with no launcher in between.
-  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o);
+  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || o.console;
+  p.console = o.console;
   if (failover(o) && !matcher.empty()) {
     p.stop_on_stderr_line = [&matcher](std::string_view line) {
       return !matcher.hosts_in(line).empty();
@@ -161,6 +171,31 @@ void prune_records(const AttemptOptions& o, const Context& context) {
 }
 
 }  // namespace
+
+// --output's mode, else EZPZ_OUTPUT's, else the default for where ezpz's stdout goes.
+output::ConsoleMode console_mode(const AttemptOptions& o, const Env& env) {
+  const std::string& option = o.output;
+  const std::optional<std::string> variable = get_nonempty(env, "EZPZ_OUTPUT");
+  if (option.empty() && !variable) {
+    return output::default_console_mode(::isatty(STDOUT_FILENO) == 1);
+  }
+  const std::string& name = option.empty() ? *variable : option;
+  if (auto mode = output::console_mode_named(name)) return *mode;
+  throw Error(fmt::format("{}{}: no such console mode; one of label, dedup, rank0, raw",
+                          option.empty() ? "EZPZ_OUTPUT=" : "--output ", name));
+}
+
+// The console mode the pump applies: only where ezpz-rankenv writes records (the plan says so).
+std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
+                                                   const LaunchPlan& plan) {
+  if (mode == output::ConsoleMode::raw) return std::nullopt;
+  const auto records = [](const auto& entry) { return entry.first == output::k_records_variable; };
+  if (std::any_of(plan.env.begin(), plan.env.end(), records)) return mode;
+  log::info(
+      "output: the ranks write no rank records (torchrun, Open MPI, --no-rank-env): their "
+      "output is passed through as bytes, unlabelled");
+  return std::nullopt;
+}
 
 int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const Context& context) {
   const std::string host = sys::hostname();

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "ezpz/output/console.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "plan_options.hpp"
 
@@ -28,10 +29,22 @@ struct AttemptOptions {
   bool no_record = false;     // --no-record: no run record
   std::optional<std::string> runs_dir;  // --runs-dir
   std::uint64_t record_limit = k_default_record_limit;  // --record-limit: output.log's cap
+  std::string output;  // --output: a console mode's name; empty: the default for where it goes
+  // The console mode once the plan is known; nullopt: the bytes pass as they come (raw, or
+  // ranks not wrapped by ezpz-rankenv).
+  std::optional<output::ConsoleMode> console;
 };
 
 // Declares the options above on `launch`.
 void add_attempt_options(CLI::App& cmd, AttemptOptions& options);
+
+// --output's mode, else EZPZ_OUTPUT's, else the default for where ezpz's stdout goes (a terminal
+// or not). Not raw: the plan asks ezpz-rankenv for rank records (PlanOptions::output_records).
+output::ConsoleMode console_mode(const AttemptOptions& options, const Env& env);
+// The console mode the pump applies (AttemptOptions::console): `mode`, where the plan has the
+// ranks write records; else nullopt, said once under -v (torchrun, Open MPI, --no-rank-env).
+std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
+                                                   const LaunchPlan& plan);
 
 // Runs the prepared launch until it succeeds, fails for good, or runs out of
 // attempts; returns ezpz's exit status: the last attempt's (124 when a limit

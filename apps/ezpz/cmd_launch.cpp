@@ -74,11 +74,16 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
+  const output::ConsoleMode mode = console_mode(o.attempts, context.env);
+  PlanOptions plan = o.plan;
+  plan.output_records = mode != output::ConsoleMode::raw;
   PreparedLaunch prepared =
-      prepare_launch(o.plan, command_words(o, context.after_double_dash), context);
-  if (o.plan.dry_run) return print_plan(o.plan, prepared);
+      prepare_launch(plan, command_words(o, context.after_double_dash), context);
+  if (plan.dry_run) return print_plan(plan, prepared);
   if (!o.no_command_check) check_command(prepared, context);
-  return run_attempts(o.attempts, prepared, context);
+  AttemptOptions attempts = o.attempts;
+  attempts.console = records_console(mode, prepared.planned.plan);
+  return run_attempts(attempts, prepared, context);
 }
 
 }  // namespace ezpz

@@ -10,6 +10,7 @@
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
+#include "ezpz/output/rank_log.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
 #include "ezpz/sys/run_records.hpp"
@@ -48,6 +49,20 @@ CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
   cmd->add_option("-n", o.old_limit)->check(CLI::PositiveNumber)->group("");  // --last's old name
   o.show = cmd->add_subcommand("show", "Print one run: its summary and each attempt's verdict");
   o.show->add_option("ID", o.show_id, "The run's id, the start of it, or last (the default)");
+  CLI::Option* rank =
+      o.show->add_option("--rank", o.rank, "Print rank K's output instead (its stdout and stderr)")
+          ->type_name("K")
+          ->check(CLI::NonNegativeNumber);
+  o.show->add_option("--grep", o.grep, "With --rank: only the lines containing TEXT")
+      ->type_name("TEXT")
+      ->needs(rank);
+  o.show->add_option("--tail", o.tail, "With --rank: only the last N lines")
+      ->type_name("N")
+      ->needs(rank);
+  o.show->add_option("--attempt", o.attempt, "With --rank: attempt N's output (default: the last)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->needs(rank);
   add_verbosity_flags(*o.show, globals);
   setup_prune(*cmd, o, globals);
   cmd->footer(
@@ -55,10 +70,11 @@ CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
       "  ezpz runs\n"
       "  ezpz runs show                    # the newest run (also: ezpz runs show last)\n"
       "  ezpz runs show 20261122-0958      # any unique start of the id\n"
+      "  ezpz runs show last --rank 3 --grep loss --tail 20\n"
       "  ezpz runs prune --keep 10\n"
       "  ezpz runs prune --older-than 7d --dry-run\n"
       "Each run's files: "
-      ".ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/{output.log,verdict.json}}\n"
+      ".ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/{output.log,ranks.log,verdict.json}}\n"
       "A launch keeps the newest EZPZ_RUNS_KEEP records (50; all: never prune).");
   return cmd;
 }
@@ -70,9 +86,35 @@ std::string absolute(const std::string& dir) {
   return std::filesystem::absolute(dir, ignored).lexically_normal().string();
 }
 
+// The attempt's ranks.log: --attempt's, else the last attempt's that has one.
+std::string ranks_log(const RunsOptions& o, const std::string& run_dir) {
+  const auto path = [&](int attempt) {
+    return fmt::format("{}/attempt-{}/ranks.log", run_dir, attempt);
+  };
+  std::optional<std::string> text =
+      o.attempt ? sys::read_file_if_present(path(*o.attempt)) : std::nullopt;
+  for (int attempt = 1; !o.attempt; ++attempt) {
+    std::optional<std::string> next = sys::read_file_if_present(path(attempt));
+    if (!next) break;
+    text = std::move(next);
+  }
+  if (text) return *text;
+  throw Error(
+      fmt::format("{}: no per-rank output{} (the run's console was raw, or its ranks were "
+                  "not under ezpz-rankenv)",
+                  run_dir, o.attempt ? fmt::format(" for attempt {}", *o.attempt) : ""));
+}
+
+int show_rank(const RunsOptions& o, const std::string& run_dir) {
+  const std::string text = output::rank_output(ranks_log(o, run_dir), *o.rank);
+  std::fputs(output::pick_lines(text, o.grep, o.tail).c_str(), stdout);
+  return 0;
+}
+
 int show_run(const RunsOptions& o, const std::string& dir) {
   const bool newest = o.show_id.empty() || o.show_id == "last";
   const std::string run_dir = newest ? sys::newest_run(dir) : sys::find_run(dir, o.show_id);
+  if (o.rank) return show_rank(o, run_dir);
   std::fputs(run_details(sys::read_run(run_dir), sys::attempt_verdicts(run_dir), run_dir).c_str(),
              stdout);
   return 0;

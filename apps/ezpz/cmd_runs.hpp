@@ -15,6 +15,10 @@ struct RunsOptions {
   std::optional<int> old_limit;         // -n: --last's old name (-n is ranks elsewhere)
   std::string show_id;                  // `ezpz runs show [ID|last]`: empty or "last" is the newest
   CLI::App* show = nullptr;
+  std::optional<long> rank;               // `show --rank K`: that rank's output
+  std::string grep;                       // `--grep TEXT`: only its lines containing TEXT
+  std::optional<std::size_t> tail;        // `--tail N`: only its last N lines
+  std::optional<int> attempt;             // `--attempt N`: that attempt's (the last)
   std::optional<std::size_t> keep;        // `ezpz runs prune --keep N`
   std::optional<std::string> older_than;  // `--older-than AGE`
   bool dry_run = false;                   // `--dry-run`

@@ -89,10 +89,14 @@ int run_test(const TestOptions& o, const Context& context) {
       context, "ezpz-smoke", "build it with libtorch (cmake -DEZPZ_WITH_SMOKE=ON)");
   const OutputDir dir = output_dir(o, flags);
   const SmokeCommand command = smoke_command(trainer, words, dir.path);
-  PreparedLaunch prepared = prepare(o, command, dir, context);
-  if (o.plan.dry_run) return print_plan(o.plan, prepared);
+  const output::ConsoleMode mode = console_mode(o.attempts, context.env);
+  TestOptions with_mode = o;
+  with_mode.plan.output_records = mode != output::ConsoleMode::raw;
+  PreparedLaunch prepared = prepare(with_mode, command, dir, context);
+  if (o.plan.dry_run) return print_plan(with_mode.plan, prepared);
   // A run like any launch: recorded in .ezpz/runs (ezpz runs), leftovers stopped.
-  int status = run_attempts(o.attempts, prepared, context);
+  with_mode.attempts.console = records_console(mode, prepared.planned.plan);
+  int status = run_attempts(with_mode.attempts, prepared, context);
   Verdict verdict = judge_smoke_run(
       sys::read_file_if_present(command.output_dir + "/summary.json"), status, command.output_dir);
   std::fflush(stdout);

@@ -168,6 +168,7 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
                   .bind = !o.no_gpu_bind && !o.mpi_program,
                   .given = given(o.gpus_per_rank_option, o.gpus_per_rank).has_value()};
   request.output_watched = o.output_watched;
+  request.output_records = o.output_records;
   return request;
 }
 

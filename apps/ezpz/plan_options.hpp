@@ -40,6 +40,7 @@ struct PlanOptions {
   std::optional<long> fixed_ppn;
   bool mpi_program = false;  // add the profile's mpi_launcher_args
   bool output_watched = false;  // set from --idle-timeout: the ranks' output is read live
+  bool output_records = false;  // set from --output: the ranks write rank records
   // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
   CLI::Option* nprocs_option = nullptr;
   CLI::Option* ppn_option = nullptr;

@@ -19,21 +19,37 @@
 // signal from anyone else (`kill PID` of this process) is. The process costs
 // one fork per rank and sleeps in sigwaitinfo; it holds no stdin, so rank 0's
 // relay ends when COMMAND's does.
+//
+// With EZPZ_OUTPUT_RECORDS=1 (ezpz's plan sets it for rank-aware output) it
+// also relays COMMAND's stdout and stderr, through pipes of its own, to its
+// own stdout and stderr as records (lib/ezpz/output/rank_records.hpp): whole
+// lines, batched into writes of at most PIPE_BUF bytes, each atomic, so no
+// launcher can merge two ranks' text inside a line. One thread: poll() on the
+// two pipes and a signalfd. A partial line goes out after k_quiet_ms of quiet.
+// Its own failure lines stay plain lines on stderr (not records), after the
+// rank's output: ezpz reads them back as the launcher's (rank -1).
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "ezpz/launchers/rank_env.hpp"
+#include "ezpz/output/rank_records.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 
 namespace {
@@ -106,7 +122,9 @@ struct Child {
   int exec_error = 0;
 };
 
-Child start_child(char** argv, const sigset_t& original_mask, bool chld_ignored) {
+// `outputs`: the write ends COMMAND's stdout and stderr go to (records mode), or null.
+Child start_child(char** argv, const sigset_t& original_mask, bool chld_ignored,
+                  const int* outputs) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return {};
   const pid_t parent = getpid();
@@ -116,6 +134,10 @@ Child start_child(char** argv, const sigset_t& original_mask, bool chld_ignored)
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(137);  // we died before prctl took hold
     if (chld_ignored) ::signal(SIGCHLD, SIG_IGN);
+    if (outputs != nullptr) {
+      ::dup2(outputs[0], STDOUT_FILENO);
+      ::dup2(outputs[1], STDERR_FILENO);
+    }
     ::sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     execvp(argv[0], argv);
     int error = errno;
@@ -139,6 +161,14 @@ bool asks_to_end(int sig) {
   return true;
 }
 
+// Passes `sig` on to the child unless the launcher (our parent) or the kernel sent it, which
+// reached the child's process group already; true when it asks to end.
+bool pass_on(pid_t child, int sig, int code, pid_t sender, pid_t launcher) {
+  const bool from_a_process = code <= 0;  // kill(2), sigqueue(3): not the kernel
+  if (from_a_process && sender != launcher) ::kill(child, sig);
+  return asks_to_end(sig);
+}
+
 // Waits for the child, passing on the signals that did not reach it already; true when a
 // signal asked us to end (the job is being stopped from outside, not failing on its own).
 bool wait_for(const Child& child, const sigset_t& waited, int& status) {
@@ -151,10 +181,134 @@ bool wait_for(const Child& child, const sigset_t& waited, int& status) {
       if (::waitpid(child.pid, &status, WNOHANG) == child.pid) return stopped;
       continue;
     }
-    stopped = stopped || asks_to_end(sig);
-    const bool from_a_process = info.si_code <= 0;  // kill(2), sigqueue(3): not the kernel
-    if (from_a_process && info.si_pid != launcher) ::kill(child.pid, sig);
+    stopped = pass_on(child.pid, sig, info.si_code, info.si_pid, launcher) || stopped;
   }
+}
+
+long now_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000L + now.tv_nsec / 1000000L;
+}
+
+// Writes all of `bytes`; false when the reader is gone. Pipes take a write of at most PIPE_BUF
+// bytes whole; a file or terminal may take less at a time.
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// One of the rank's two streams: its pipe, our own fd, and the records on their way.
+struct Relay {
+  Relay(int from_fd, int to_fd, long rank)
+      : from(from_fd), to(to_fd), encoder(rank, [this](std::string_view record) {
+          if (batch.size() + record.size() > ezpz::output::k_write_max) send();
+          batch.append(record);
+        }) {}
+  // The batch in one write: whole records, at most PIPE_BUF bytes (k_write_max). A reader gone: the
+  // rank's next write fails as it would have without us (EPIPE, SIGPIPE).
+  void send() {
+    if (!batch.empty() && !write_all(to, batch)) close_pipe();
+    batch.clear();
+  }
+  void close_pipe() {
+    if (from >= 0) ::close(from);
+    from = -1;
+  }
+  // Reads what the pipe holds; at its end the partial line goes out.
+  void read_some() {
+    static char buffer[64 * 1024];
+    const ssize_t n = ::read(from, buffer, sizeof buffer);
+    if (n > 0) encoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+      close_pipe();
+      encoder.flush();
+    }
+    send();
+    last_read_ms = now_ms();
+  }
+  int from;
+  int to;
+  std::string batch;
+  ezpz::output::RecordEncoder encoder;
+  long last_read_ms = 0;
+};
+
+// poll()'s timeout: until the first partial line has been quiet for k_quiet_ms (-1: none).
+int quiet_timeout(const Relay* const* relays, long now) {
+  int timeout = -1;
+  for (int i = 0; i < 2; ++i) {
+    if (!relays[i]->encoder.holding()) continue;
+    const long left = relays[i]->last_read_ms + ezpz::output::k_quiet_ms - now;
+    const int wait = left < 0 ? 0 : static_cast<int>(left);
+    timeout = timeout < 0 ? wait : std::min(timeout, wait);
+  }
+  return timeout;
+}
+
+void flush_quiet(Relay* const* relays, long now) {
+  for (int i = 0; i < 2; ++i) {
+    if (!relays[i]->encoder.holding()) continue;
+    if (now - relays[i]->last_read_ms < ezpz::output::k_quiet_ms) continue;
+    relays[i]->encoder.flush();
+    relays[i]->send();
+  }
+}
+
+// wait_for, relaying the rank's output meanwhile. When the child has ended, what its pipes
+// hold is relayed; a grandchild that keeps them open is not waited for.
+bool relay_and_wait(const Child& child, int signals, Relay* const* relays, int& status) {
+  bool stopped = false;
+  bool exited = false;
+  const pid_t launcher = getppid();
+  for (;;) {
+    pollfd fds[3] = {{.fd = signals, .events = POLLIN, .revents = 0},
+                     {.fd = relays[0]->from, .events = POLLIN, .revents = 0},
+                     {.fd = relays[1]->from, .events = POLLIN, .revents = 0}};
+    const bool open = fds[1].fd >= 0 || fds[2].fd >= 0;
+    if (exited && !open) break;
+    const int ready = ::poll(fds, 3, exited ? 0 : quiet_timeout(relays, now_ms()));
+    if (ready == 0 && exited) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i + 1].revents != 0) relays[i]->read_some();
+    }
+    flush_quiet(relays, now_ms());
+    signalfd_siginfo info{};
+    if (exited || (fds[0].revents & POLLIN) == 0 ||
+        ::read(signals, &info, sizeof info) != sizeof info) {
+      continue;
+    }
+    const int sig = static_cast<int>(info.ssi_signo);
+    if (sig == SIGCHLD) {
+      exited = ::waitpid(child.pid, &status, WNOHANG) == child.pid;
+    } else {
+      stopped =
+          pass_on(child.pid, sig, info.ssi_code, static_cast<pid_t>(info.ssi_pid), launcher) ||
+          stopped;
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    relays[i]->encoder.flush();
+    relays[i]->send();
+    relays[i]->close_pipe();
+  }
+  return stopped;
+}
+
+// The rank, when ezpz asked for records (EZPZ_OUTPUT_RECORDS=1) and a launcher set RANK; -1
+// otherwise: the output is left alone.
+long records_rank() {
+  const char* wanted = std::getenv(ezpz::output::k_records_variable);
+  const char* rank = std::getenv("RANK");
+  if (wanted == nullptr || std::strcmp(wanted, "1") != 0 || rank == nullptr) return -1;
+  char* end = nullptr;
+  const long value = std::strtol(rank, &end, 10);
+  return (*rank != '\0' && *end == '\0' && value >= 0) ? value : -1;
 }
 
 // Ends this process as the child ended: its exit code, or its signal.
@@ -186,7 +340,14 @@ std::string host_name() {
   const sigset_t waited = waited_signals();
   sigset_t original;
   ::sigprocmask(SIG_BLOCK, &waited, &original);
-  const Child child = start_child(argv, original, chld_ignored);
+  const long rank_number = records_rank();
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  const int signals = rank_number >= 0 ? ::signalfd(-1, &waited, SFD_CLOEXEC) : -1;
+  const bool records =
+      signals >= 0 && ::pipe2(out_pipe, O_CLOEXEC) == 0 && ::pipe2(err_pipe, O_CLOEXEC) == 0;
+  const int outputs[2] = {out_pipe[1], err_pipe[1]};
+  const Child child = start_child(argv, original, chld_ignored, records ? outputs : nullptr);
   if (child.pid < 0) {  // no fork: run as before, unsupervised
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
     if (chld_ignored) ::signal(SIGCHLD, SIG_IGN);
@@ -198,7 +359,17 @@ std::string host_name() {
     ::close(null);
   }
   int status = 0;
-  const bool stopped = wait_for(child, waited, status);
+  bool stopped = false;
+  if (records) {
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    Relay out(out_pipe[0], STDOUT_FILENO, rank_number);
+    Relay err(err_pipe[0], STDERR_FILENO, rank_number);
+    Relay* const relays[2] = {&out, &err};
+    stopped = relay_and_wait(child, signals, relays, status);
+  } else {
+    stopped = wait_for(child, waited, status);
+  }
   if (child.exec_error != 0) {
     std::fprintf(stderr, "ezpz-rankenv: %s: %s\n", argv[0], std::strerror(child.exec_error));
     _exit(child.exec_error == ENOENT ? 127 : 126);
@@ -211,9 +382,41 @@ std::string host_name() {
   end_as(status);
 }
 
+// ezpz-rankenv --decode DIR (hidden; for tests and bench/output_lines): reads records on
+// stdin and writes each rank's bytes to DIR/RANK (the launcher's own lines to DIR/launcher),
+// then prints how many lines came whole and how many in pieces.
+int decode(const char* dir) {
+  std::map<long, std::FILE*> files;  // by rank, opened at its first line
+  long counts[2] = {0, 0};           // pieces, whole lines
+  bool failed = false;
+  ezpz::output::RecordAssembler assembler([&](const ezpz::output::RankLine& line) {
+    std::FILE*& file = files[line.rank];
+    const std::string name = line.rank < 0 ? "launcher" : std::to_string(line.rank);
+    if (file == nullptr) file = std::fopen((std::string(dir) + "/" + name).c_str(), "w");
+    failed = failed || file == nullptr;
+    if (file == nullptr) return;
+    std::fwrite(line.text.data(), 1, line.text.size(), file);
+    if (line.complete) std::fputc('\n', file);
+    ++counts[line.complete ? 1 : 0];
+  });
+  static char buffer[64 * 1024];
+  for (ssize_t n; (n = ::read(STDIN_FILENO, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    assembler.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+  }
+  assembler.finish();
+  for (auto& [rank, file] : files) {
+    if (file != nullptr) std::fclose(file);
+  }
+  std::printf("whole %ld pieces %ld\n", counts[1], counts[0]);
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--decode") == 0) return decode(argv[2]);
   if (argc < 2) {
     std::fprintf(stderr, "ezpz-rankenv: usage: ezpz-rankenv COMMAND [ARGS...]\n");
     return 2;

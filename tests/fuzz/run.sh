@@ -20,7 +20,7 @@ cmake --build "$build" -j2 --target ezpz_fuzz
 
 export UBSAN_OPTIONS=print_stacktrace=1
 failed=()
-for target in hostlist hostfile machine_profile; do
+for target in hostlist hostfile machine_profile rank_records; do
   dir=$build/fuzz/$target
   # New inputs go to a scratch corpus (kept between local runs, so that they
   # accumulate); the committed seeds are only read.

@@ -504,6 +504,37 @@ TEST_CASE("captured output still reaches ezpz's stdout and stderr, and the recor
   CHECK((fs::status(record).permissions() & fs::perms::all) == owner_rw);
 }
 
+// Issue 18: with a console mode, rank records (as ezpz-rankenv writes them) are shown whole and
+// labelled, the launcher's own lines as they came; output.log holds the console as shown,
+// ranks.log every rank's lines as records, and the tail (the verdict's) the lines as the ranks
+// wrote them, so failure reports still parse.
+TEST_CASE("with a console mode, rank records are re-assembled, labelled and recorded per rank",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string record = dir.file("output.log");
+  ProcessOptions options = capturing(record);
+  options.console = ezpz::output::ConsoleMode::label;
+  ezpz::sys::RunOutcome outcome;
+  std::string out;
+  std::string err;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(
+                      shell("printf '0: one\\n1+ tw\\n'; sleep 0.1; printf '1+ o\\n0: three\\n"
+                            "1: \\n'; echo 'ezpz-rankenv: rank 1 exited' >&2"));
+    out = read_text_file(out_file.path());
+    err = read_text_file(err_file.path());
+  }
+  CHECK(outcome.exit_code == 0);
+  CHECK(out == "[0] one\n[0] three\n[1] two\n");  // a line is shown once whole
+  CHECK(err == "ezpz-rankenv: rank 1 exited\n");
+  CHECK(read_text_file(record) == out + err);
+  CHECK(read_text_file(dir.file("ranks.log")) == "0: one\n0: three\n1: two\n");
+  CHECK(outcome.output_tail == "one\nthree\ntwo\nezpz-rankenv: rank 1 exited\n");
+}
+
 TEST_CASE("the outcome keeps the end of a long output", "[executor][capture]") {
   TempDir dir;
   ProcessOptions options = capturing();

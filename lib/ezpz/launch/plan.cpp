@@ -7,6 +7,7 @@
 #include "ezpz/core/content_hash.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/launchers.hpp"
+#include "ezpz/output/rank_records.hpp"
 
 namespace ezpz {
 
@@ -116,6 +117,12 @@ bool wants_unbuffered_python(const LaunchRequest& request, const Env& environmen
          std::none_of(request.env.begin(), request.env.end(), user_set);
 }
 
+// Whether the ranks write rank records: asked for, under ezpz-rankenv, and a launcher that
+// carries them whole; else the bytes pass as they are.
+bool records_on(const PlannedLaunch& planned, const LaunchRequest& request) {
+  return request.output_records && request.rank_env && launcher_keeps_records(planned.launcher);
+}
+
 // Profile defaults first, then the rank contract, then -x (the user has the last word).
 EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request, const PlanInputs& in) {
   EnvList env = profile_defaults(in.profile, in.environment);
@@ -129,6 +136,7 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request, con
   const EnvList gpus = placement_env(planned.gpus);
   env.insert(env.end(), gpus.begin(), gpus.end());
   if (wants_unbuffered_python(request, in.environment)) env.emplace_back("PYTHONUNBUFFERED", "1");
+  if (records_on(planned, request)) env.emplace_back(output::k_records_variable, "1");
   env.insert(env.end(), request.env.begin(), request.env.end());
   return env;
 }
@@ -191,7 +199,8 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
                          .exported = names_of(planned.plan.env),
                          .master_addr = planned.master_addr,
                          .master_port = in.master_port,
-                         .environment = in.environment};
+                         .environment = in.environment,
+                         .records = records_on(planned, request)};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
   const std::vector<std::string> gpus = gpu_flags(planned);

@@ -43,6 +43,7 @@ struct LaunchRequest {
   std::vector<std::string> launcher_args;  // --launcher-arg, untouched
   bool rank_env = true;                    // false: --no-rank-env
   bool output_watched = false;             // --idle-timeout reads the ranks' output as it comes
+  bool output_records = false;             // --output: ezpz-rankenv writes rank records
 };
 
 // Values gathered from the world for the planner.

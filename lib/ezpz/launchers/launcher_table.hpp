@@ -142,6 +142,14 @@ struct LauncherRow {
   List<std::string_view, 2> root_variables{};
   // Whether it sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
   bool sets_rank_env = false;
+  // With rank records on (issue 18, ezpz-rankenv's relay): this leading flag is left out. srun's
+  // -u forwards a rank's output in pieces that cut records (4,167 broken lines in 200,000,
+  // bench/output_lines); line-buffered it forwards whole lines up to 1024 bytes, a record's
+  // most, and the relay flushes a partial line itself after a quiet spell.
+  std::string_view unbuffered{};
+  // Whether it cuts the relay's records on their way (Open MPI: a rank's stdout is a pty, read
+  // in pieces; broken lines in 2 runs of 5): ezpz-rankenv writes none, the bytes pass as they are.
+  bool cuts_records = false;
   // Whether it can put fewer ranks on the last host (-n 3 at 2 per host): all but torchrun,
   // whose --nproc_per_node is one count for every host, and Flux, which takes no rank count.
   bool fills_in_order = true;
@@ -238,6 +246,7 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
                  .depth_places_ranks = true},
      .export_var = "-x",
      .root_variables = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"},
+     .cuts_records = true,
      .rank_variables = {.rank = "OMPI_COMM_WORLD_RANK",
                         .local_rank = "OMPI_COMM_WORLD_LOCAL_RANK",
                         .size = "OMPI_COMM_WORLD_SIZE",
@@ -280,6 +289,7 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .gpus_per_rank = "--gpus-per-task=",
      .gpu_bind = "--gpu-bind=",
      // slurmstepd sets the node's Slurm name for each task.
+     .unbuffered = "-u",
      .rank_variables = {.rank = "SLURM_PROCID",
                         .local_rank = "SLURM_LOCALID",
                         .size = "SLURM_NTASKS",

@@ -61,7 +61,9 @@ void add_hosts(std::vector<std::string>& argv, const LauncherRow& d, const Launc
 
 std::vector<std::string> mpi_argv(const LauncherRow& d, const LauncherInput& in) {
   std::vector<std::string> argv{std::string(d.programs.front())};
-  argv.insert(argv.end(), d.leading.begin(), d.leading.end());
+  for (std::string_view word : d.leading) {
+    if (!(in.records && word == d.unbuffered)) argv.emplace_back(word);
+  }
   add_flag(argv, d.nnodes, std::to_string(in.hosts.size()));
   BindingWords binding = binding_words(d, in.cpu_bind, in.ppn);
   add_flag(argv, d.np, std::to_string(in.world_size));
@@ -222,6 +224,11 @@ std::vector<std::string> launcher_argv(std::string_view dialect, const LauncherI
 bool launcher_sets_rank_env(std::string_view dialect) {
   const LauncherRow* row = launcher_row(dialect);
   return row && row->sets_rank_env;
+}
+
+bool launcher_keeps_records(std::string_view dialect) {
+  const LauncherRow* row = launcher_row(dialect);
+  return row && !row->sets_rank_env && !row->cuts_records;
 }
 
 bool launcher_fills_in_order(std::string_view dialect) {

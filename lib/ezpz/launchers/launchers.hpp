@@ -26,6 +26,8 @@ struct LauncherInput {
   // ezpz's own environment: a launcher that forwards variables by name (Open MPI's -x) is
   // given only those that exist, as Open MPI warns on every run about one that does not.
   Env environment;
+  // ezpz-rankenv writes rank records (issue 18): a flag that would cut them is left out.
+  bool records = false;
 };
 
 // An implementation ezpz knows ("Open MPI") and the dialect whose flags it takes ("openmpi").
@@ -92,6 +94,9 @@ bool launcher_takes_hostfile(std::string_view dialect);
 
 // Whether the launcher sets RANK & co. itself (torchrun), so ezpz-rankenv is not needed.
 bool launcher_sets_rank_env(std::string_view dialect);
+// Whether ezpz-rankenv's rank records reach ezpz whole under it: not under torchrun (no
+// ezpz-rankenv) nor Open MPI (LauncherRow::cuts_records).
+bool launcher_keeps_records(std::string_view dialect);
 
 // Whether the launcher can put fewer ranks on the last host (-n 3 at 2 per host):
 // all but torchrun, whose --nproc_per_node is one count for every host, and flux, whose

@@ -1,8 +1,11 @@
 #pragma once
 // The wire format between ezpz-rankenv and ezpz for rank-aware output (issue 18). Under each
 // rank, ezpz-rankenv reads the rank's stdout and stderr through its own pipes and writes each
-// line to its own stdout or stderr as one record, in one write(2) of at most PIPE_BUF bytes, so
-// records from different ranks never interleave inside the launcher's pipes:
+// line to its own stdout or stderr as a record, whole records batched into writes of at most
+// PIPE_BUF bytes, so records from different ranks never interleave inside the launcher's pipes.
+// Launchers that forward a rank's output in pieces of their own can still cut them: Hydra and
+// srun without -u do not, srun -u and Open MPI (a pty per rank) do (README.md, "Whole lines
+// from every rank", has the figures):
 //
 //   <rank> ':' ' ' <text> '\n'   the end of a line of rank <rank> (text without its newline)
 //   <rank> '+' ' ' <text> '\n'   a piece of a longer line (or a partial line flushed after a
@@ -11,28 +14,75 @@
 // Readable as it is (srun --label's "3: text"), so a plan pasted without ezpz still prints
 // usable lines. The rank is decimal, no sign, no leading zeros. Standard library only:
 // ezpz-rankenv, started once per rank, links this.
+//
+// Partial lines. A '\r' that is not part of "\r\n" ends a piece (its text keeps the '\r'): a
+// progress bar redrawn in place reaches ezpz at every redraw, and the assembler hands a rank's
+// text that ends in '\r' on at once (complete = false) rather than holding a whole bar's
+// history. Output without a final newline reaches ezpz as a '+' piece after a quiet spell
+// (k_quiet_ms), and ezpz's flush() hands such pieces on when its own stream goes quiet. In
+// every case a rank's bytes are its RankLines' texts, each followed by '\n' when complete.
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
 namespace ezpz::output {
 
-// The most bytes of one record: a write to a pipe of at most PIPE_BUF (4096 on Linux, 512 by
-// POSIX) bytes is atomic. Records are cut to fit.
-inline constexpr std::size_t k_record_max = 4096;
+// The most bytes of one write of ezpz-rankenv's (whole records, batched): a write to a pipe of
+// at most PIPE_BUF (4096 on Linux) bytes is atomic.
+inline constexpr std::size_t k_write_max = 4096;
+
+// The most bytes of one record, its newline included. Records are cut to fit. Less than a
+// write, because launchers forward a rank's output in pieces of their own: slurmstepd sends
+// whole lines of up to 1024 bytes (its MAX_MSG_LEN) without `srun -u`, so records of at most
+// that size reach ezpz whole under srun too (bench/output_lines measures it).
+inline constexpr std::size_t k_record_max = 1024;
+
+// The most bytes of one rank's line the assembler holds before handing it on unfinished
+// (complete = false; the rest follows): memory stays bounded by ranks x this.
+inline constexpr std::size_t k_pending_max = 64 * 1024;
+
+// How long ezpz-rankenv waits on a partial line (no newline yet) before sending it as a piece.
+inline constexpr int k_quiet_ms = 200;
+
+// Set to 1 in a rank's environment by ezpz's plan: ezpz-rankenv relays the rank's output as
+// records. Without it ezpz-rankenv leaves the rank's stdout and stderr alone.
+inline constexpr const char* k_records_variable = "EZPZ_OUTPUT_RECORDS";
 
 // One whole line of one rank, as the assembler hands it on.
 struct RankLine {
   long rank = -1;          // -1: a line that was not a record (the launcher's own output)
   std::string_view text;   // without the newline
-  bool complete = true;    // false: the rank ended (or went quiet) mid-line
+  bool complete = true;    // false: the line goes on in this rank's next RankLine (a '\r'
+                           // redraw, a quiet spell, k_pending_max), or the rank ended mid-line
 };
 
-// Encodes one line (or piece) of `rank` as records of at most k_record_max bytes each, calling
-// `write` once per record (ezpz-rankenv: one write(2) each). `complete`: the text ends a line.
+// Encodes `text` of `rank` (>= 0) as records of at most k_record_max bytes each, calling `write`
+// once per record (ezpz-rankenv: one write(2) each). A '\n' in `text` ends a line there;
+// `complete`: the end of `text` ends a line too. An empty unfinished text writes nothing.
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write);
+
+// ezpz-rankenv's side: cuts one stream of a rank's output, read in chunks of any size, into
+// records (whole lines, '\r' redraws, and pieces of lines longer than a record). A partial
+// line waits for flush(), which the relay calls after k_quiet_ms of quiet and at the end.
+// Holds at most one record's worth of bytes. Pure: no I/O.
+class RecordEncoder {
+ public:
+  using Write = std::function<void(std::string_view record)>;
+  RecordEncoder(long rank, Write write);
+  void feed(std::string_view bytes);
+  void flush();  // the partial line, as a piece
+  bool holding() const { return !partial_.empty(); }
+
+ private:
+  void send(std::string_view text, bool complete);
+  std::string prefix_;  // the rank, in decimal
+  Write write_;
+  std::string partial_;  // the bytes of the line so far, less than a record's text
+  std::string record_;   // reused for each record
+};
 
 // Reads one stream of records (stdout or stderr of the launcher) in chunks of any size and hands
 // on each rank's whole lines, a rank's pieces joined: a line from one rank is never split by, or
@@ -43,14 +93,38 @@ class RecordAssembler {
   using Sink = std::function<void(const RankLine&)>;
   explicit RecordAssembler(Sink sink);
   void feed(std::string_view bytes);
+  // The stream went quiet: each rank's pending pieces are handed on (complete = false).
+  void flush();
   // End of stream: pending pieces are handed on as incomplete lines.
   void finish();
 
  private:
-  struct State;
+  void line(std::string_view bytes);  // one line of the stream, without its newline
+  void record(long rank, bool complete, std::string_view text);
+  void hand_on(long rank, std::string_view text, bool complete);
   Sink sink_;
-  std::string buffer_;  // an unfinished record
-  std::string pending_; // pieces, per rank, in the implementation
+  std::string buffer_;                   // an unfinished line of the stream
+  bool foreign_ = false;                 // buffer_ overflowed: the rest of this line is rank -1's
+  std::map<long, std::string> pending_;  // each rank's pieces so far
+};
+
+// Open MPI's --tag-output: "[JOB,RANK]<stdout>:" ("<stderr>:") before every piece it forwards,
+// even inside a line, so where the relay's records can be cut (a pty per rank) the rank of every
+// byte is still known. Splits one stream at its tags and hands on each rank's bytes, in order
+// (bytes before the first tag: rank -1); a tag cut by a chunk's end waits for the next chunk.
+// Each rank's bytes can go through a RecordEncoder into a RecordAssembler for whole lines.
+// Text that looks exactly like a tag is taken for one. Pure: no I/O.
+class OpenMpiTagSplitter {
+ public:
+  using Sink = std::function<void(long rank, std::string_view bytes)>;
+  explicit OpenMpiTagSplitter(Sink sink);
+  void feed(std::string_view bytes);
+  void finish();  // a held start of a tag was text after all
+
+ private:
+  Sink sink_;
+  long rank_ = -1;
+  std::string held_;  // the start of what may be a tag, cut at the end of the last chunk
 };
 
 }  // namespace ezpz::output

@@ -353,7 +353,8 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
     std::vector<pollfd> fds{{signal_fd.fd(), POLLIN, 0}};
     if (pump) pump->watch(fds);
     if (relay) relay->watch(fds);
-    const milliseconds budget = watchdogs.until_due(forwarder.wait_budget());
+    milliseconds budget = watchdogs.until_due(forwarder.wait_budget());
+    if (auto due = pump ? pump->due_in() : std::nullopt) budget = std::min(budget, *due);
     if (::poll(fds.data(), fds.size(), static_cast<int>(budget.count())) > 0) {
       for (int sig : signal_fd.take()) {
         if (sig != SIGCHLD) forwarder.handle(sig);
@@ -376,6 +377,7 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
         }
       }
     }
+    if (pump) pump->tick();
     if (auto status = reap_if_exited(launcher)) {
       if (pump) pump->drain(Clock::now() + k_drain_limit);
       outcome.exit_code = exit_code_of(*status, forwarder.stop_signal());
@@ -440,7 +442,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   StdoutFile out(options_.stdout_path);
   std::optional<OutputPump> pump;
   if (options_.capture_output) {
-    pump.emplace("", options_.tail_bytes, options_.output_record_limit);
+    pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.

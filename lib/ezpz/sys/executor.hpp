@@ -8,6 +8,7 @@
 
 #include "ezpz/core/env.hpp"
 #include "ezpz/launch/plan.hpp"
+#include "ezpz/output/console.hpp"
 #include "ezpz/supervise/attempts.hpp"
 #include "ezpz/supervise/executor.hpp"
 #include "ezpz/supervise/kill.hpp"
@@ -38,6 +39,9 @@ struct ProcessOptions {
   // as the limits do (Watchdog::signature): a line naming a failed node ends the attempt now
   // rather than after the hang that usually follows.
   std::function<bool(std::string_view line)> stop_on_stderr_line{};
+  // With capture: the ranks write rank records (issue 18), shown in this console mode;
+  // nullopt: the bytes pass as they come.
+  std::optional<output::ConsoleMode> console{};
   // With capture: how much of the output's end the outcome keeps.
   std::size_t tail_bytes = 256 * 1024;
 };

@@ -41,10 +41,55 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+output::Millis since_start() {
+  using namespace std::chrono;
+  static const steady_clock::time_point start = steady_clock::now();
+  return duration_cast<milliseconds>(steady_clock::now() - start);
+}
+
 }  // namespace
 
+// One stream of rank records on its way to the console. Each read is fed whole to the
+// assembler; what it makes of it is gathered in three strings, each written once per read.
+struct OutputPump::Stream {
+  explicit Stream(output::ConsoleMode mode)
+      : console(mode), assembler([this](const output::RankLine& line) { take(line); }) {}
+
+  void take(const output::RankLine& line) {
+    console.line(line, now, shown);
+    decoded.append(line.text);
+    if (line.complete) decoded += '\n';
+    if (line.rank >= 0 && keep_ranks) keep_rank_line(line);
+  }
+
+  // A line that fits one record (almost all) is written here, without the encoder's copies.
+  void keep_rank_line(const output::RankLine& line) {
+    if (line.text.size() + 32 > output::k_record_max) {
+      return output::encode_records(line.rank, line.text, line.complete, append_ranked);
+    }
+    if (!line.complete && line.text.empty()) return;  // an empty piece says nothing
+    output::append_number(ranked, line.rank);
+    ranked += line.complete ? ": " : "+ ";
+    ranked += line.text;
+    ranked += '\n';
+  }
+
+  output::Console console;
+  output::RecordAssembler assembler;
+  output::Millis now{0};
+  output::Millis last_read{0};
+  bool flushed = true;      // the assembler's partial lines since the last read were handed on
+  bool keep_ranks = false;  // ranks.log is written
+  std::string shown;        // what the console shows
+  std::string decoded;      // the lines as the ranks wrote them: the tail's and the watcher's
+  std::string ranked;       // ranks.log's records
+  const std::function<void(std::string_view)> append_ranked = [this](std::string_view record) {
+    ranked.append(record);
+  };
+};
+
 OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
-                       std::uint64_t record_limit)
+                       std::uint64_t record_limit, std::optional<output::ConsoleMode> records)
     : tail_bytes_(tail_bytes),
       buffer_(std::make_unique_for_overwrite<char[]>(k_chunk)),
       record_limit_(record_limit) {
@@ -56,15 +101,20 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
                               std::strerror(errno)),
                   ExitCode::failure);
     }
-    pipes_[i] = {ends[0], ends[1], destinations[i]};
+    pipes_[i] = {.read_end = ends[0],
+                 .write_end = ends[1],
+                 .passed_to = destinations[i],
+                 .records = nullptr};
     // Best effort: the system's limit (/proc/sys/fs/pipe-max-size) may be lower.
     ::fcntl(ends[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
+    if (records) pipes_[i].records = std::make_unique<Stream>(*records);
   }
   record_to(record_path);
 }
 
 void OutputPump::record_to(const std::string& record_path) {
   if (record_path.empty()) return;
+  if (pipes_[0].records) open_ranks_record(record_path);
   // Read back too: with splice, the output's tail is read from the record.
   record_fd_ = ::open(record_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (record_fd_ < 0) {  // a record is never worth refusing the job for
@@ -72,7 +122,8 @@ void OutputPump::record_to(const std::string& record_path) {
                std::strerror(errno));
     return;
   }
-  spliceable_ = ::pipe2(copy_.data(), O_CLOEXEC) == 0;
+  // Records are read to be re-assembled: nothing to splice.
+  spliceable_ = !pipes_[0].records && ::pipe2(copy_.data(), O_CLOEXEC) == 0;
   if (spliceable_) ::fcntl(copy_[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
 }
 
@@ -83,6 +134,93 @@ OutputPump::~OutputPump() {
   }
   for (int& fd : copy_) close_fd(fd);
   close_fd(record_fd_);
+  close_fd(ranks_fd_);
+}
+
+// ranks.log, beside output.log: unlike the console, it has every rank's every line.
+void OutputPump::open_ranks_record(const std::string& record_path) {
+  const std::string path = record_path.substr(0, record_path.rfind('/') + 1) + "ranks.log";
+  ranks_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (ranks_fd_ < 0) {
+    fmt::print(stderr, "ezpz: warning: {}: {}; the ranks' lines are not recorded\n", path,
+               std::strerror(errno));
+  }
+  for (Pipe& pipe : pipes_) pipe.records->keep_ranks = ranks_fd_ >= 0;
+}
+
+void OutputPump::take_records(Pipe& pipe, std::string_view data) {
+  Stream& stream = *pipe.records;
+  stream.now = since_start();
+  stream.last_read = stream.now;
+  stream.flushed = false;
+  stream.assembler.feed(data);
+  show(pipe);
+}
+
+// The stream's end: partial lines and waiting ones are shown.
+void OutputPump::end_records(Pipe& pipe) {
+  pipe.records->assembler.finish();
+  pipe.records->console.finish(pipe.records->shown);
+  show(pipe);
+}
+
+// Writes what the stream's last lines made: the console, the record (the console as shown),
+// ranks.log, the tail and the stderr watcher (the lines as the ranks wrote them).
+void OutputPump::show(Pipe& pipe) {
+  Stream& stream = *pipe.records;
+  if (!stream.shown.empty()) {
+    if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, stream.shown)) lost_destination(pipe);
+    if (record_fd_ >= 0) {
+      const std::size_t room = record_room(stream.shown.size());
+      if (!write_all(record_fd_, std::string_view(stream.shown).substr(0, room)))
+        record_failed(errno);
+      recorded_ += room;
+      if (room < stream.shown.size() && record_fd_ >= 0) record_full();
+    }
+    stream.shown.clear();
+  }
+  if (!stream.ranked.empty() && ranks_fd_ >= 0) {
+    // Past --record-limit, ranks.log stops too (output.log says so).
+    if (record_limit_ == 0 || ranks_recorded_ < record_limit_) write_all(ranks_fd_, stream.ranked);
+    ranks_recorded_ += stream.ranked.size();
+  }
+  stream.ranked.clear();
+  keep_tail(stream.decoded);
+  if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(stream.decoded);
+  stream.decoded.clear();
+}
+
+std::optional<std::chrono::milliseconds> OutputPump::due_in() const {
+  std::optional<output::Millis> due;
+  for (const Pipe& pipe : pipes_) {
+    if (!pipe.records) continue;
+    const Stream& stream = *pipe.records;
+    std::optional<output::Millis> next = stream.console.due();
+    if (!stream.flushed) {
+      const output::Millis quiet = stream.last_read + output::Millis(output::k_quiet_ms);
+      next = next ? std::min(*next, quiet) : quiet;
+    }
+    if (next) due = due ? std::min(*due, *next) : *next;
+  }
+  if (!due) return std::nullopt;
+  return std::max(output::Millis(0), *due - since_start());
+}
+
+// A quiet stream's partial lines are handed on ("Loading... " shows before "done"); windows
+// that have passed are shown.
+void OutputPump::tick() {
+  const output::Millis now = since_start();
+  for (Pipe& pipe : pipes_) {
+    if (!pipe.records) continue;
+    Stream& stream = *pipe.records;
+    stream.now = now;
+    if (!stream.flushed && now - stream.last_read >= output::Millis(output::k_quiet_ms)) {
+      stream.assembler.flush();
+      stream.flushed = true;
+    }
+    stream.console.tick(now, stream.shown);
+    show(pipe);
+  }
 }
 
 void OutputPump::close_child_ends() {
@@ -245,11 +383,17 @@ std::string OutputPump::tail() const {
 void OutputPump::drain(std::chrono::steady_clock::time_point deadline) {
   using namespace std::chrono;
   while (open()) {
-    const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
-    if (left <= 0) return;
+    auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
+    if (left <= 0) break;
+    if (auto due = due_in()) left = std::min<long>(left, due->count());
     std::vector<pollfd> fds;
     watch(fds);
     if (::poll(fds.data(), fds.size(), static_cast<int>(left)) > 0) transfer(fds);
+    tick();
+  }
+  // A pipe still held open by a stray process: what its stream has so far is shown.
+  for (Pipe& pipe : pipes_) {
+    if (pipe.records && pipe.read_end >= 0) end_records(pipe);
   }
 }
 
@@ -258,9 +402,14 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
   if (got <= 0) {  // end of file: every writer has gone
     close_fd(pipe.read_end);
+    if (pipe.records) end_records(pipe);
     return 0;
   }
   const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
+  if (pipe.records) {
+    take_records(pipe, data);
+    return data.size();
+  }
   if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
   keep(data);
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(data);

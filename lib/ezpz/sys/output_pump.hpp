@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ezpz/output/console.hpp"
+
 namespace ezpz::sys {
 
 class OutputPump {
@@ -22,8 +24,13 @@ class OutputPump {
   // `record_path` empty: no record file. The file is created (0600) or truncated; one that
   // cannot be is said in one line and the job runs unrecorded. The record takes at most
   // `record_limit` bytes (0: no limit), then a line saying the rest was dropped.
-  OutputPump(const std::string& record_path, std::size_t tail_bytes,
-             std::uint64_t record_limit = 0);
+  //
+  // `records` (issue 18): the ranks write rank records (ezpz-rankenv with EZPZ_OUTPUT_RECORDS=1);
+  // each stream is re-assembled into whole lines, shown in that console mode, and the record
+  // file keeps the console as shown, with every rank's lines, in records, in ranks.log beside
+  // it. The tail and the stderr watcher see the lines as the ranks wrote them.
+  OutputPump(const std::string& record_path, std::size_t tail_bytes, std::uint64_t record_limit = 0,
+             std::optional<output::ConsoleMode> records = std::nullopt);
   ~OutputPump();
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
@@ -47,6 +54,10 @@ class OutputPump {
   void drain(std::chrono::steady_clock::time_point deadline);
 
   bool open() const;
+  // With records: how long until the console has lines due (a de-duplication window ending, a
+  // quiet stream's partial lines); nullopt: none. Then tick() shows them.
+  std::optional<std::chrono::milliseconds> due_in() const;
+  void tick();
   // At least the last tail_bytes of both streams (fewer when there were fewer).
   std::string tail() const;
 
@@ -60,11 +71,17 @@ class OutputPump {
   bool stdout_closed() const { return stdout_closed_; }
 
  private:
+  struct Stream;  // with records: one stream's assembler and console
   struct Pipe {
     int read_end = -1;
     int write_end = -1;
     int passed_to = -1;  // ezpz's own stdout or stderr; -1 once it has gone (EPIPE)
+    std::unique_ptr<Stream> records;
   };
+  void open_ranks_record(const std::string& record_path);
+  void take_records(Pipe& pipe, std::string_view data);
+  void end_records(Pipe& pipe);
+  void show(Pipe& pipe);
   std::size_t read_once(Pipe& pipe);
   std::size_t splice_once(Pipe& pipe);
   void pass_on(Pipe& pipe, std::size_t count);
@@ -97,6 +114,8 @@ class OutputPump {
   std::uint64_t record_limit_ = 0;
   std::uint64_t recorded_ = 0;
   bool stdout_closed_ = false;
+  int ranks_fd_ = -1;  // ranks.log: every rank's lines, as records
+  std::uint64_t ranks_recorded_ = 0;
 };
 
 }  // namespace ezpz::sys

@@ -1,0 +1,159 @@
+#include "ezpz/output/console.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace ezpz::output {
+
+std::optional<ConsoleMode> console_mode_named(std::string_view name) {
+  for (const ConsoleModeRow& row : k_console_modes) {
+    if (row.name == name) return row.mode;
+  }
+  return std::nullopt;
+}
+
+std::string_view console_mode_name(ConsoleMode mode) {
+  for (const ConsoleModeRow& row : k_console_modes) {
+    if (row.mode == mode) return row.name;
+  }
+  return "";
+}
+
+ConsoleMode default_console_mode(bool terminal) {
+  return terminal ? ConsoleMode::dedup : ConsoleMode::label;
+}
+
+void append_number(std::string& out, long number) {
+  std::array<char, 24> digits{};
+  char* end = std::to_chars(digits.begin(), digits.end(), number).ptr;
+  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
+}
+
+std::string rank_ranges(std::vector<long> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t end = i;
+    while (end + 1 < ranks.size() && ranks[end + 1] == ranks[end] + 1) ++end;
+    if (!text.empty()) text += ',';
+    append_number(text, ranks[i]);
+    if (end != i) {
+      text += '-';
+      append_number(text, ranks[end]);
+    }
+    i = end + 1;
+  }
+  return text;
+}
+
+namespace {
+
+// A rank's line is shown whole, on a line of its own: a piece the assembler handed on before
+// its newline (a progress bar's redraw ending in '\r', a partial line after a quiet spell) too,
+// without the '\r' that would let the next line overwrite it.
+void shown_line(std::string_view text, std::string& out) {
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  out += text;
+  out += '\n';
+}
+
+void labelled(std::string_view ranks, std::string_view text, std::string& out) {
+  out += '[';
+  out += ranks;
+  out += "] ";
+  shown_line(text, out);
+}
+
+}  // namespace
+
+// The text, its rank list and a map entry's worth of bookkeeping.
+std::size_t Deduplicator::cost(const Group& group) {
+  return sizeof(Group) + group.text.capacity() + group.ranks.capacity() * sizeof(long) + 64;
+}
+
+// The rank's line may join the newest copy of its text only if that copy came after the rank's
+// last line (so its order holds) and the rank is not in it yet.
+Deduplicator::Group* Deduplicator::joinable(long rank, std::string_view text) {
+  const auto copy = newest_.find(text);
+  if (copy == newest_.end()) return nullptr;
+  const auto last = last_of_rank_.find(rank);
+  if (last != last_of_rank_.end() && last->second >= copy->second) return nullptr;
+  return &groups_[copy->second - groups_.front().seq];
+}
+
+void Deduplicator::start(long rank, std::string_view text, Millis now) {
+  Group& group = groups_.emplace_back(
+      Group{.seq = next_seq_++, .first = now, .text = std::string(text), .ranks = {rank}});
+  // The key must be this group's text: an older copy's would dangle once that copy is shown.
+  newest_.erase(std::string_view(group.text));
+  newest_.emplace(std::string_view(group.text), group.seq);
+  last_of_rank_[rank] = group.seq;
+  bytes_ += cost(group);
+}
+
+void Deduplicator::add(long rank, std::string_view text, Millis now, std::string& out) {
+  tick(now, out);
+  if (Group* group = joinable(rank, text)) {
+    bytes_ -= cost(*group);
+    group->ranks.push_back(rank);
+    bytes_ += cost(*group);
+    last_of_rank_[rank] = group->seq;
+  } else {
+    start(rank, text, now);
+  }
+  while (groups_.size() > limits_.max_lines || (bytes_ > limits_.max_bytes && !groups_.empty())) {
+    show_oldest(out);
+  }
+}
+
+void Deduplicator::show_oldest(std::string& out) {
+  Group& group = groups_.front();
+  labelled(rank_ranges(group.ranks), group.text, out);
+  const auto copy = newest_.find(std::string_view(group.text));
+  if (copy != newest_.end() && copy->second == group.seq) newest_.erase(copy);
+  bytes_ -= cost(group);
+  groups_.pop_front();
+  // A rank whose newest line has gone is free to join anything: forget it, so the map holds
+  // only ranks with lines waiting.
+  if (groups_.empty()) last_of_rank_.clear();
+}
+
+void Deduplicator::tick(Millis now, std::string& out) {
+  while (!groups_.empty() && now - groups_.front().first >= limits_.window) show_oldest(out);
+}
+
+void Deduplicator::finish(std::string& out) {
+  while (!groups_.empty()) show_oldest(out);
+}
+
+std::optional<Millis> Deduplicator::due() const {
+  if (groups_.empty()) return std::nullopt;
+  return groups_.front().first + limits_.window;
+}
+
+void Console::line(const RankLine& line, Millis now, std::string& out) {
+  if (line.rank < 0) {  // the launcher's own: after what waited before it, byte for byte
+    dedup_.finish(out);
+    out += line.text;
+    if (line.complete) out += '\n';
+    return;
+  }
+  switch (mode_) {
+    case ConsoleMode::raw:
+    case ConsoleMode::label:
+      out += '[';
+      append_number(out, line.rank);
+      out += "] ";
+      shown_line(line.text, out);
+      return;
+    case ConsoleMode::rank0:
+      if (line.rank == 0) shown_line(line.text, out);
+      return;
+    case ConsoleMode::dedup:
+      dedup_.add(line.rank, line.text, now, out);
+      return;
+  }
+}
+
+}  // namespace ezpz::output

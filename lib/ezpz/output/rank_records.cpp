@@ -1,0 +1,260 @@
+#include "ezpz/output/rank_records.hpp"
+
+#include <cstring>
+
+namespace ezpz::output {
+
+namespace {
+
+// The digits of a rank, at most: more would not fit a long.
+constexpr std::size_t k_rank_digits_max = 18;
+
+// The text bytes one record can carry after `prefix` (the rank): "<rank>+ <text>\n".
+std::size_t room_after(std::string_view prefix) {
+  return k_record_max - prefix.size() - 3;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// One line of the stream as a record: rank, marker and text; rank -1 when it is not one.
+struct Parsed {
+  long rank = -1;
+  bool complete = true;
+  std::string_view text;
+};
+
+Parsed parse_record(std::string_view line) {
+  std::size_t digits = 0;
+  while (digits < line.size() && digits <= k_rank_digits_max && is_digit(line[digits])) ++digits;
+  const bool header = digits > 0 && digits <= k_rank_digits_max && line.size() >= digits + 2 &&
+                      (line[digits] == ':' || line[digits] == '+') && line[digits + 1] == ' ';
+  // Records are cut to k_record_max with their newline, so a longer line was never one.
+  if (!header || (line[0] == '0' && digits > 1) || line.size() >= k_record_max) return {};
+  long rank = 0;
+  for (std::size_t i = 0; i < digits; ++i) rank = rank * 10 + (line[i] - '0');
+  return {.rank = rank, .complete = line[digits] == ':', .text = line.substr(digits + 2)};
+}
+
+// The records of `text` after `prefix` (the rank), built in `record`, which the caller keeps
+// from call to call: the relay calls this once per line.
+void encode(std::string_view prefix, std::string_view text, bool complete, std::string& record,
+            const std::function<void(std::string_view record)>& write) {
+  const std::size_t room = room_after(prefix);
+  auto emit = [&](std::string_view piece, char marker) {
+    record.assign(prefix).append({marker, ' '}).append(piece).push_back('\n');
+    write(record);
+  };
+  for (;;) {
+    const std::size_t newline = text.find('\n');
+    const bool ends = newline != std::string_view::npos || complete;
+    std::string_view line = text.substr(0, newline);
+    for (; line.size() > room; line.remove_prefix(room)) emit(line.substr(0, room), '+');
+    if (ends) emit(line, ':');
+    if (!ends && !line.empty()) emit(line, '+');
+    if (newline == std::string_view::npos) return;
+    text.remove_prefix(newline + 1);
+  }
+}
+
+}  // namespace
+
+void encode_records(long rank, std::string_view text, bool complete,
+                    const std::function<void(std::string_view record)>& write) {
+  std::string record;
+  encode(std::to_string(rank), text, complete, record, write);
+}
+
+RecordEncoder::RecordEncoder(long rank, Write write)
+    : prefix_(std::to_string(rank)), write_(std::move(write)) {
+  partial_.reserve(k_record_max);
+  record_.reserve(k_record_max);
+}
+
+void RecordEncoder::send(std::string_view text, bool complete) {
+  if (partial_.empty()) return encode(prefix_, text, complete, record_, write_);
+  partial_.append(text);
+  encode(prefix_, partial_, complete, record_, write_);
+  partial_.clear();
+}
+
+// Whole lines and '\r' redraws go out at once; the rest waits in partial_, less than a record.
+void RecordEncoder::feed(std::string_view bytes) {
+  // A '\r' last in the previous chunk: a redraw unless this chunk's '\n' makes it "\r\n".
+  if (!bytes.empty() && !partial_.empty() && partial_.back() == '\r' && bytes[0] != '\n') flush();
+  while (!bytes.empty()) {
+    const void* found = std::memchr(bytes.data(), '\n', bytes.size());
+    std::size_t end = found ? static_cast<const char*>(found) - bytes.data() : bytes.size();
+    const void* cr = std::memchr(bytes.data(), '\r', end);
+    if (cr != nullptr) {
+      const std::size_t at = static_cast<const char*>(cr) - bytes.data();
+      if (at + 1 == bytes.size()) break;  // the next chunk says whether "\r\n" follows
+      if (bytes[at + 1] != '\n') {
+        send(bytes.substr(0, at + 1), false);
+        bytes.remove_prefix(at + 1);
+        continue;
+      }
+    }
+    if (!found) break;
+    send(bytes.substr(0, end), true);
+    bytes.remove_prefix(end + 1);
+  }
+  partial_.append(bytes);
+  const std::size_t room = room_after(prefix_);
+  const std::size_t whole = partial_.size() / room * room;
+  if (whole == 0) return;
+  encode(prefix_, std::string_view(partial_).substr(0, whole), false, record_, write_);
+  partial_.erase(0, whole);
+}
+
+void RecordEncoder::flush() {
+  if (partial_.empty()) return;
+  encode(prefix_, partial_, false, record_, write_);
+  partial_.clear();
+}
+
+RecordAssembler::RecordAssembler(Sink sink) : sink_(std::move(sink)) {}
+
+void RecordAssembler::hand_on(long rank, std::string_view text, bool complete) {
+  sink_(RankLine{.rank = rank, .text = text, .complete = complete});
+}
+
+void RecordAssembler::record(long rank, bool complete, std::string_view text) {
+  std::string& pending = pending_[rank];
+  if (pending.empty() && (complete || (!text.empty() && text.back() == '\r'))) {
+    return hand_on(rank, text, complete);  // the common case: no copy
+  }
+  pending.append(text);
+  const bool redraw = !pending.empty() && pending.back() == '\r';
+  if (!complete && !redraw && pending.size() < k_pending_max) return;
+  hand_on(rank, pending, complete);
+  pending.clear();
+}
+
+void RecordAssembler::line(std::string_view bytes) {
+  const Parsed parsed = parse_record(bytes);
+  if (parsed.rank < 0) return hand_on(-1, bytes, true);
+  record(parsed.rank, parsed.complete, parsed.text);
+}
+
+void RecordAssembler::feed(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const std::size_t newline = bytes.find('\n');
+    if (newline == std::string_view::npos) {
+      if (foreign_) return hand_on(-1, bytes, false);
+      buffer_.append(bytes);
+      if (buffer_.size() < k_record_max) return;
+      foreign_ = true;  // too long for a record: the launcher's own, handed on as it comes
+      hand_on(-1, buffer_, false);
+      buffer_.clear();
+      return;
+    }
+    const std::string_view head = bytes.substr(0, newline);
+    bytes.remove_prefix(newline + 1);
+    if (foreign_) {
+      foreign_ = false;
+      hand_on(-1, head, true);
+    } else if (buffer_.empty()) {
+      line(head);
+    } else {
+      buffer_.append(head);
+      line(buffer_);
+      buffer_.clear();
+    }
+  }
+}
+
+void RecordAssembler::flush() {
+  for (auto& [rank, pending] : pending_) {
+    if (pending.empty()) continue;
+    hand_on(rank, pending, false);
+    pending.clear();
+  }
+}
+
+void RecordAssembler::finish() {
+  if (!buffer_.empty()) {  // the stream ended mid-line: a record's piece, or the launcher's
+    const Parsed parsed = parse_record(buffer_);
+    if (parsed.rank < 0) hand_on(-1, buffer_, false);
+    if (parsed.rank >= 0) record(parsed.rank, false, parsed.text);
+    buffer_.clear();
+  }
+  foreign_ = false;
+  flush();
+}
+
+namespace {
+
+enum class TagMatch { no, partial, whole };
+
+// "[JOB,RANK]<stdout>:" at the start of `text`: its length and rank when whole; partial when
+// `text` ends inside what could still be one.
+struct Tag {
+  TagMatch match = TagMatch::no;
+  std::size_t size = 0;
+  long rank = -1;
+};
+
+// Digits at `at`, then `end`: the position after `end`, or npos (text ends: size()).
+std::size_t digits_then(std::string_view text, std::size_t at, char end, long* value) {
+  const std::size_t start = at;
+  long number = 0;
+  for (; at < text.size() && is_digit(text[at]) && at - start < k_rank_digits_max; ++at) {
+    number = number * 10 + (text[at] - '0');
+  }
+  if (at == text.size()) return text.size();
+  if (at == start || text[at] != end) return std::string_view::npos;
+  if (value != nullptr) *value = number;
+  return at + 1;
+}
+
+Tag open_mpi_tag(std::string_view text) {
+  std::size_t at = digits_then(text, 1, ',', nullptr);
+  long rank = -1;
+  if (at < text.size()) at = digits_then(text, at, ']', &rank);
+  if (at == std::string_view::npos) return {};
+  if (at >= text.size()) return {.match = TagMatch::partial};
+  for (std::string_view stream : {"<stdout>:", "<stderr>:"}) {
+    const std::string_view rest = text.substr(at, stream.size());
+    if (rest == stream) return {.match = TagMatch::whole, .size = at + stream.size(), .rank = rank};
+    if (stream.starts_with(rest)) return {.match = TagMatch::partial};
+  }
+  return {};
+}
+
+}  // namespace
+
+OpenMpiTagSplitter::OpenMpiTagSplitter(Sink sink) : sink_(std::move(sink)) {}
+
+void OpenMpiTagSplitter::feed(std::string_view bytes) {
+  std::string joined;  // a held start of a tag and this chunk
+  if (!held_.empty()) {
+    joined.assign(held_).append(bytes);
+    held_.clear();
+    bytes = joined;
+  }
+  std::size_t start = 0;  // of the bytes not yet handed on
+  for (std::size_t at = bytes.find('['); at != std::string_view::npos; at = bytes.find('[', at)) {
+    const Tag tag = open_mpi_tag(bytes.substr(at));
+    if (tag.match == TagMatch::no) {
+      ++at;
+      continue;
+    }
+    if (at > start) sink_(rank_, bytes.substr(start, at - start));
+    if (tag.match == TagMatch::partial) {
+      held_.assign(bytes.substr(at));
+      return;
+    }
+    rank_ = tag.rank;
+    start = at = at + tag.size;
+  }
+  if (start < bytes.size()) sink_(rank_, bytes.substr(start));
+}
+
+void OpenMpiTagSplitter::finish() {
+  if (!held_.empty()) sink_(rank_, held_);
+  held_.clear();
+}
+
+}  // namespace ezpz::output

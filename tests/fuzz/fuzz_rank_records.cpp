@@ -1,0 +1,121 @@
+// libFuzzer target for the rank records (lib/ezpz/output/rank_records.hpp). The input is a
+// script: ranks write bytes (short texts, long runs of one byte, '\r' and '\n' included) and
+// go quiet (the relay's flush) in any order; their records share one stream, as the launcher's
+// pipe holds them, which the assembler reads in chunks of any size, going quiet itself at any
+// point. Oracle: every byte of every rank comes back once, in order per rank; no record is
+// longer than k_record_max; no text holds a '\n'; only records reach the stream. With the first
+// byte odd, the input is fed to the assembler as it is (garbage): it must not crash; and to
+// Open MPI's tag splitter, whole and in chunks: each rank gets the same bytes either way.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ezpz/output/rank_records.hpp"
+
+namespace {
+
+using ezpz::output::RankLine;
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+struct Script {
+  const std::uint8_t* data;
+  std::size_t size;
+  std::size_t at = 0;
+  bool done() const { return at >= size; }
+  std::uint8_t next() { return at < size ? data[at++] : 0; }
+  std::string_view take(std::size_t n) {
+    n = std::min(n, size - at);
+    std::string_view out(reinterpret_cast<const char*>(data + at), n);
+    at += n;
+    return out;
+  }
+};
+
+// The stream as the launcher's pipe would hold it, and what each rank wrote.
+std::string run_ranks(Script& script, std::map<long, std::string>& wrote) {
+  std::string stream;
+  const long ranks = 1 + script.next() % 4;
+  std::vector<ezpz::output::RecordEncoder> encoders;
+  for (long rank = 0; rank < ranks; ++rank) {
+    encoders.emplace_back(rank * 1000, [&](std::string_view record) {
+      check(record.size() <= ezpz::output::k_record_max && record.back() == '\n');
+      stream.append(record);
+    });
+  }
+  while (!script.done()) {
+    const std::uint8_t op = script.next();
+    const long rank = op % ranks;
+    std::string bytes;
+    switch ((op >> 2) % 4) {
+      case 0:
+      case 1:
+        bytes = script.take(script.next());
+        break;
+      case 2:
+        bytes.assign(std::size_t{script.next()} * 64, static_cast<char>(script.next()));
+        break;
+      case 3:
+        encoders[rank].flush();
+        continue;
+    }
+    encoders[rank].feed(bytes);
+    wrote[rank * 1000] += bytes;
+  }
+  for (auto& encoder : encoders) encoder.flush();
+  return stream;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  Script script{data + 1, size - 1};
+  std::map<long, std::string> wrote;
+  std::map<long, std::string> got;
+  ezpz::output::RecordAssembler assembler([&](const RankLine& line) {
+    check(line.text.find('\n') == std::string_view::npos);
+    got[line.rank].append(line.text).append(line.complete ? "\n" : "");
+  });
+  const bool garbage = data[0] % 2 == 1;
+  const std::string stream = garbage ? std::string(script.take(size)) : run_ranks(script, wrote);
+  // Chunks and quiet spells from a generator seeded by the first byte: any cut at all.
+  std::uint32_t state = data[0] | 1u;
+  for (std::size_t at = 0; at < stream.size();) {
+    state = state * 1103515245u + 12345u;
+    const std::size_t chunk = 1 + (state >> 8) % (state % 3 == 0 ? 7 : 5000);
+    assembler.feed(std::string_view(stream).substr(at, chunk));
+    at += chunk;
+    if ((state >> 4) % 17 == 0) assembler.flush();
+  }
+  assembler.finish();
+  if (garbage) {
+    // Open MPI's tag splitter: the same bytes per rank, fed whole or in the chunks above.
+    std::map<long, std::string> whole;
+    std::map<long, std::string> chunked;
+    ezpz::output::OpenMpiTagSplitter one([&](long rank, std::string_view b) { whole[rank] += b; });
+    ezpz::output::OpenMpiTagSplitter many(
+        [&](long rank, std::string_view b) { chunked[rank] += b; });
+    one.feed(stream);
+    one.finish();
+    state = data[0] | 1u;
+    for (std::size_t at = 0; at < stream.size();) {
+      state = state * 1103515245u + 12345u;
+      const std::size_t chunk = 1 + (state >> 8) % 64;
+      many.feed(std::string_view(stream).substr(at, chunk));
+      at += chunk;
+    }
+    many.finish();
+    check(whole == chunked);
+    return 0;
+  }
+  std::erase_if(wrote, [](const auto& entry) { return entry.second.empty(); });
+  check(got == wrote);
+  return 0;
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The console modes of `ezpz launch --output` under MPICH's Hydra, through ezpz-rankenv's rank
+# records: 4 ranks print thousands of lines at once (a third in two write()s, some longer than
+# PIPE_BUF); labelled, every line on the console is whole and each rank's lines are what it
+# wrote, in order; `ezpz runs show --rank K` prints exactly what rank K wrote. De-duplication
+# word for word on a small case; rank0; the launcher's failure lines stay readable and parsed;
+# every new error line word for word.
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/console_common.sh"
+
+require_mpiexec
+# The suite's clean_env keeps the console raw; here each run says its mode.
+launch_env() { clean_env "$@"; }
+lines=2000
+
+# --- label: 4 ranks x 2000 lines, every line whole and each rank's in order -----------
+check_labelled "$lines" -n 4
+run_id=$(ls "$scratch/runs")
+expect_true "label: output.log is the console as shown" \
+  cmp -s "$scratch/label.out" "$scratch/runs/$run_id/attempt-1/output.log"
+
+# --- runs show --grep, --tail -----------------------------------------------------------
+run_ezpz grep runs show last --rank 2 --grep "seq 19" --tail 3
+expect_eq "runs show --grep --tail: the last 3 matching lines" \
+  "$(grep 'seq 19' "$scratch/expected.2" | tail -n 3)" "$out"
+
+# --- dedup: identical lines once, with their ranks ---------------------------------------
+# A barrier first, so the ranks print within the window (150 ms) of each other; on a machine
+# so loaded that a rank was not scheduled for that long, tried again (up to 3 times).
+script='touch "$0/$RANK"; while [ "$(ls "$0" | wc -l)" -lt 4 ]; do sleep 0.01; done
+echo loading checkpoint; [ "$RANK" -ge 2 ] && echo big; echo "rank $RANK done"'
+expected_dedup="[0-3] loading checkpoint
+[0] rank 0 done
+[1] rank 1 done
+[2-3] big
+[2] rank 2 done
+[3] rank 3 done"
+for try in 1 2 3; do
+  barrier="$scratch/barrier.$try"
+  mkdir -p "$barrier"
+  run_ezpz dedup launch --output dedup -n 4 -- sh -c "$script" "$barrier"
+  [ "$(LC_ALL=C sort "$scratch/dedup.out")" == "$expected_dedup" ] && break
+done
+expect_eq "dedup: exit status" 0 "$rc"
+expect_eq "dedup: word for word (sorted: the ranks' lines race)" "$expected_dedup" \
+  "$(LC_ALL=C sort "$scratch/dedup.out")"
+expect_eq "dedup: the shared line first" "[0-3] loading checkpoint" "$(head -n 1 "$scratch/dedup.out")"
+
+# --- rank0: only rank 0 on the console, every rank in the record -------------------------
+run_ezpz rank0 launch --output rank0 -n 3 -- sh -c 'echo "hello from $RANK"'
+expect_eq "rank0: the console" "hello from 0" "$out"
+run_ezpz rank0_2 runs show --rank 2
+expect_eq "rank0: rank 2's line in the record" "hello from 2" "$out"
+
+# --- a failing rank: its report readable on stderr, and parsed --------------------------
+run_ezpz fails launch --output label -n 2 -- sh -c 'echo "err $RANK" >&2; exit $((RANK * 3))'
+expect_eq "fails: exit status" 3 "$rc"
+expect_eq "fails: each rank's stderr line labelled" "[0] err 0
+[1] err 1" "$(grep '^\[' "$scratch/fails.err" | LC_ALL=C sort)"
+expect_eq "fails: the report as it was, once" 1 \
+  "$(grep -cE '^ezpz-rankenv: rank 1 \(pid [0-9]+\) on [^ ]+: exited with code 3$' "$scratch/fails.err")"
+run_ezpz fails_show runs show
+expect_true "fails: the verdict names rank 1" grep -q "rank 1" "$scratch/fails_show.out"
+
+# --- not under ezpz-rankenv: said once with -v, bytes as they come ----------------------
+run_ezpz norankenv launch -v --output label --no-rank-env -n 2 -- echo plain
+expect_eq "--no-rank-env: the bytes as they come" "plain
+plain" "$out"
+expect_eq "--no-rank-env: said once" "ezpz: output: the ranks write no rank records (torchrun, Open MPI, --no-rank-env): their output is passed through as bytes, unlabelled" \
+  "$(grep 'output:' "$scratch/norankenv.err")"
+
+# --- errors, word for word ---------------------------------------------------------------
+run_ezpz bad_mode launch --output loud -n 1 -- true
+expect_eq "--output loud: exit status" 2 "$rc"
+expect_eq "--output loud: the line" \
+  "ezpz: error: --output loud: no such console mode; one of label, dedup, rank0, raw" "$err"
+run_ezpz bad_env EZPZ_OUTPUT=loud launch -n 1 -- true
+expect_eq "EZPZ_OUTPUT=loud: the line" \
+  "ezpz: error: EZPZ_OUTPUT=loud: no such console mode; one of label, dedup, rank0, raw" "$err"
+run_ezpz raw launch --output raw -n 1 -- echo raw
+run_ezpz raw_show runs show last --rank 0
+expect_eq "runs show --rank on a raw run: exit status" 2 "$rc"
+expect_match "runs show --rank on a raw run: the line" \
+  "^ezpz: error: .*/runs/[^/]+: no per-rank output \(the run's console was raw, or its ranks were not under ezpz-rankenv\)$" "$err"
+run_ezpz bad_attempt runs show "$run_id" --rank 0 --attempt 4
+expect_match "runs show --attempt 4: the line" \
+  "^ezpz: error: .*/runs/$run_id: no per-rank output for attempt 4 \(the run's console was raw, or its ranks were not under ezpz-rankenv\)$" "$err"
+finish
