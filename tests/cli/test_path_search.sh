@@ -94,7 +94,7 @@ cwd="$scratch/tool-work"  # no mpiexec here: the launcher is Hydra, from $system
 mkdir -p "$cwd"
 printf '#!/bin/sh\necho "tool ran"\n' >"$cwd/tool"
 chmod +x "$cwd/tool"
-with_path ":$system_path" "$EZPZ_BIN" launch -n 1 -- tool >"$scratch/out" 2>"$scratch/err"
+with_path ":$system_path" "$EZPZ_BIN" launch -n 1 --output raw -- tool >"$scratch/out" 2>"$scratch/err"
 expect_eq "a command in the current directory, found by an empty entry: runs" \
   "0|tool ran|" "$?|$(cat "$scratch/out")|$(cat "$scratch/err")"
 with_path "$system_path" "$EZPZ_BIN" launch -n 1 -- tool >"$scratch/out" 2>"$scratch/err"

@@ -124,11 +124,11 @@ bool ranks_share(const GpuPlacement& placement) {
 }
 
 std::string layout_words(const GpuPlacement& placement) {
-  if (ranks_share(placement))
-    return fmt::format(
-        "{} ranks per GPU",
-        placement.local.size() / std::set(placement.local.begin(), placement.local.end()).size());
-  return fmt::format("{} per rank", plural(placement.gpus_per_rank, "GPU"));
+  const std::vector<std::vector<std::string>>& local = placement.local;
+  if (!ranks_share(placement))
+    return fmt::format("{} per rank", plural(placement.gpus_per_rank, "GPU"));
+  return fmt::format("{} ranks per GPU",
+                     local.size() / std::set(local.begin(), local.end()).size());
 }
 
 // Why devices are left alone, or "" when they are placed.
@@ -163,6 +163,36 @@ std::vector<std::string> device_mask_variables(std::string_view device) {
   return {};
 }
 
+namespace {
+
+// The launcher binds where it can and the profile says how (srun's --gpus-per-task gives each
+// task its own GPUs: sharing, and a user's mask, are the masks' to do); else ezpz-rankenv sets
+// the masks. False: neither can.
+bool choose_how(GpuPlacement& placement, const PlacementInputs& in, const Usable& usable,
+                const std::vector<std::string>& variables) {
+  const std::string& bind = in.profile.gpu_bind.launcher_bind;
+  if (in.launcher_binds && !usable.narrowed && !ranks_share(placement) && !bind.empty()) {
+    placement.by = GpuPlacement::By::launcher;
+    placement.launcher_bind = bind;
+  } else if (in.ranks_wrapped) {
+    placement.by = GpuPlacement::By::masks;
+    placement.variables = variables;
+  }
+  return placement.by != GpuPlacement::By::none;
+}
+
+std::string rule_text(const GpuPlacement& placement, const Usable& usable,
+                      std::string_view launcher) {
+  const std::string how =
+      placement.by == GpuPlacement::By::launcher
+          ? fmt::format("{} binds them: {}", launcher, placement.launcher_bind)
+          : fmt::format("ezpz-rankenv sets {}", fmt::join(placement.variables, ", "));
+  return fmt::format("{} from {}, in order {} ({})", layout_words(placement), usable.source,
+                     fmt::join(usable.devices, ","), how);
+}
+
+}  // namespace
+
 GpuPlacement place_gpus(const PlacementInputs& in, const GpuRequest& request) {
   const std::string why = left_alone(in, request);
   refuse_contradictions(request, why);
@@ -171,25 +201,12 @@ GpuPlacement place_gpus(const PlacementInputs& in, const GpuRequest& request) {
   const Usable usable = usable_devices(in, variables);
   GpuPlacement placement{.local = assign(usable, in, request),
                          .gpus_per_rank = request.gpus_per_rank};
-  // srun's --gpus-per-task gives each task its own GPUs: sharing is the masks' to do.
-  if (in.launcher_binds && !usable.narrowed && !ranks_share(placement) &&
-      !in.profile.gpu_bind.launcher_bind.empty()) {
-    placement.by = GpuPlacement::By::launcher;
-    placement.launcher_bind = in.profile.gpu_bind.launcher_bind;
-  } else if (in.ranks_wrapped) {
-    placement.by = GpuPlacement::By::masks;
-    placement.variables = variables;
-  } else {
-    return {.rule = fmt::format("{} starts the ranks without ezpz-rankenv and cannot bind {}: "
-                                "devices left alone",
-                                in.launcher, usable.source)};
+  if (!choose_how(placement, in, usable, variables)) {
+    return {.rule = fmt::format(
+                "{} starts the ranks without ezpz-rankenv and cannot bind {}: devices left alone",
+                in.launcher, usable.source)};
   }
-  const std::string how =
-      placement.by == GpuPlacement::By::launcher
-          ? fmt::format("{} binds them: {}", in.launcher, placement.launcher_bind)
-          : fmt::format("ezpz-rankenv sets {}", fmt::join(variables, ", "));
-  placement.rule = fmt::format("{} from {}, in order {} ({})", layout_words(placement),
-                               usable.source, fmt::join(usable.devices, ","), how);
+  placement.rule = rule_text(placement, usable, in.launcher);
   return placement;
 }
 
