@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 
+#include "ezpz/core/text.hpp"
 #include "ezpz/launchers/launcher_table.hpp"
 
 namespace ezpz {
@@ -115,30 +116,16 @@ std::optional<int> tasks_on_node(std::string_view list, int node) {
   return std::nullopt;
 }
 
-namespace {
-
-std::vector<std::string_view> pieces(std::string_view text, char separator) {
-  std::vector<std::string_view> out;
-  while (true) {
-    const std::size_t end = text.find(separator);
-    out.push_back(text.substr(0, end));
-    if (end == std::string_view::npos) return out;
-    text.remove_prefix(end + 1);
-  }
-}
-
-}  // namespace
-
 std::vector<std::pair<std::string, std::string>> gpu_masks(std::string_view local_rank,
                                                            EnvLookup lookup) {
   const char* masks = value_of(lookup, k_gpu_masks_variable);
   const char* variables = value_of(lookup, k_gpu_variables_variable);
   const std::optional<int> index = number(std::string(local_rank).c_str());
   if (masks == nullptr || variables == nullptr || !index) return {};
-  const std::vector<std::string_view> local = pieces(masks, ';');
+  const std::vector<std::string_view> local = split(masks, ';');
   const std::string_view mine = local[static_cast<std::size_t>(*index) % local.size()];
   std::vector<std::pair<std::string, std::string>> assignments;
-  for (std::string_view name : pieces(variables, ',')) assignments.emplace_back(name, mine);
+  for (std::string_view name : split(variables, ',')) assignments.emplace_back(name, mine);
   return assignments;
 }
 
