@@ -77,7 +77,6 @@ std::string choose_launcher(const LaunchRequest& request, const MachineProfile& 
   return name;
 }
 
-// A user --cpu-bind value replaces the profile's binding.
 // --gpus-per-rank K: a host holds 1/K as many ranks as it has slots (GPUs).
 SlotsPerHost slots_for(const SlotsPerHost& slots, const GpuRequest& gpus) {
   if (!gpus.given || gpus.gpus_per_rank <= 1 || !slots.known) return slots;
@@ -87,7 +86,8 @@ SlotsPerHost slots_for(const SlotsPerHost& slots, const GpuRequest& gpus) {
   return per_rank;
 }
 
-// A rank given K GPUs is given the cores of K GPUs' ranks, on their NUMA domains.
+// A user --cpu-bind value replaces the profile's binding. A rank given K GPUs is given the cores
+// of K GPUs' ranks, on their NUMA domains.
 CoreBinding choose_cpu_bind(const LaunchRequest& request, const MachineProfile& profile, int ppn,
                             const GpuPlacement& gpus) {
   // Empty: no binding flag at all (ezpz's own one-rank-per-host programs), the launcher's default.
