@@ -160,13 +160,14 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
 }
 
 // After the job has ended, off its critical path: the records beyond the newest
-// EZPZ_RUNS_KEEP go, so .ezpz/runs does not grow with every launch. Best effort.
+// EZPZ_RUNS_KEEP go, in batches (prune_due), so .ezpz/runs does not grow with every
+// launch. Best effort.
 void prune_records(const AttemptOptions& o, const Context& context) {
   const RunsKept kept = runs_kept(context.env);
   if (!kept.warning.empty()) log::warn("{}", kept.warning);
   if (kept.newest) {
     sys::prune_runs(sys::runs_directory(o.runs_dir, context.env),
-                    {.keep = kept.newest, .older_than = std::nullopt}, false);
+                    {.keep = kept.newest, .older_than = std::nullopt, .batched = true}, false);
   }
 }
 

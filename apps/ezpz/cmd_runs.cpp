@@ -121,7 +121,7 @@ int show_run(const RunsOptions& o, const std::string& dir) {
 }
 
 PruneRule prune_rule(const RunsOptions& o, const Context& context) {
-  PruneRule rule{o.keep, std::nullopt};
+  PruneRule rule{.keep = o.keep, .older_than = std::nullopt};
   if (o.older_than) {
     rule.older_than = parse_age(*o.older_than);
     if (!rule.older_than) {

@@ -2,6 +2,7 @@
 // or a PBS machine. main reads as the steps it takes; the subcommands are the
 // rows of subcommands.cpp, each in its own cmd_<name>.cpp.
 #include <cstdio>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -14,8 +15,7 @@
 namespace {
 
 // argv into the declared options; the words after "--" go to the context unparsed.
-void parse_command_line(CLI::App& app, int argc, char** argv, ezpz::Context& context) {
-  ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
+void parse_command_line(CLI::App& app, ezpz::CommandLine line, ezpz::Context& context) {
   ezpz::apply_aliases(app, line);  // -np, -ppn, -nh
   app.parse(line.ezpz_words);
   context.after_double_dash = std::move(line.after_double_dash);
@@ -40,9 +40,11 @@ int main(int argc, char** argv) {
   CLI::App app{"ezpz: launch distributed PyTorch on laptops, Slurm and PBS machines", "ezpz"};
   ezpz::GlobalOptions globals;
   ezpz::setup_globals(app, globals);
-  const std::vector<ezpz::Declared> subcommands = ezpz::declare_subcommands(app, globals);
+  ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
+  const std::vector<ezpz::Declared> subcommands =
+      ezpz::declare_subcommands(app, globals, ezpz::lone_subcommand(line.ezpz_words));
   try {
-    parse_command_line(app, argc, argv, context);
+    parse_command_line(app, std::move(line), context);
     apply_output_options(globals, context);
     if (auto status = ezpz::run_parsed(subcommands, context)) return *status;
     return print_help(app);

@@ -1,8 +1,10 @@
 #include "subcommands.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -52,9 +54,23 @@ constexpr std::array<Subcommand, 11> k_subcommands = {{
 
 }  // namespace
 
-std::vector<Declared> declare_subcommands(CLI::App& root, GlobalOptions& globals) {
+std::optional<std::string_view> lone_subcommand(const std::vector<std::string>& reversed_words) {
+  bool color_value = false;  // the word after --color is its value, not a subcommand
+  for (auto word = reversed_words.rbegin(); word != reversed_words.rend(); ++word) {
+    if (std::exchange(color_value, *word == "--color") || word->starts_with('-')) continue;
+    const auto named = [&](const Subcommand& row) { return row.name == *word; };
+    const auto* row = std::find_if(k_subcommands.begin(), k_subcommands.end(), named);
+    if (row == k_subcommands.end() || row->name == "completion" || row->name == "man") break;
+    return row->name;
+  }
+  return std::nullopt;
+}
+
+std::vector<Declared> declare_subcommands(CLI::App& root, GlobalOptions& globals,
+                                          std::optional<std::string_view> only) {
   std::vector<Declared> declared;
   for (const Subcommand& row : k_subcommands) {
+    if (only && row.name != *only) continue;
     declared.push_back(row.declare(root, globals));
     // A programming error, met by every run of ezpz (so by every test) until fixed.
     if (declared.back().app->get_name() != row.name) {

@@ -33,14 +33,16 @@ struct Loop {
   RunEffects& effects;
 };
 
-// Records the plan (the run's plan.json is the first attempt's: with --spares, the spares
-// held back) and returns where the attempt's output goes.
+// Records the plan and returns where the attempt's output goes. The run's plan.json is
+// the first attempt's (with --spares, the spares held back); a later attempt's, on new
+// hosts, is attempt-N/plan.json. No copy for attempt 1: each file is a creation and a
+// removal on the launch path (bench/README.md).
 std::string record_plan(const Loop& loop, int attempt, const PlannedLaunch& planned) {
   if (!loop.effects.recording()) return "";
   std::string output_path = loop.effects.output_path(attempt);
   const std::string plan = render_json(planned, loop.prepared.context) + "\n";
-  if (attempt == 1) loop.effects.record("plan.json", plan);
-  loop.effects.record(fmt::format("attempt-{}/plan.json", attempt), plan);
+  loop.effects.record(attempt == 1 ? "plan.json" : fmt::format("attempt-{}/plan.json", attempt),
+                      plan);
   return output_path;
 }
 

@@ -52,6 +52,10 @@ std::vector<std::string> beyond_newest(std::vector<std::string> names,
   return {names.begin() + static_cast<std::ptrdiff_t>(kept), names.end()};
 }
 
+bool prune_due(std::size_t records, std::size_t keep) {
+  return records > keep + keep / 10;
+}
+
 bool prunable(RunState state, std::optional<bool> lock_held, std::chrono::seconds age,
               const PruneRule& rule) {
   const bool over = state == RunState::finished || state == RunState::lost;

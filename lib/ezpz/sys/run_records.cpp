@@ -197,6 +197,7 @@ bool prunable_record(const std::string& run_dir, const PruneRule& rule) {
 PruneResult prune_runs(const std::string& runs_dir, const PruneRule& rule, bool dry_run) {
   std::vector<std::string> names = record_names(runs_dir);
   PruneResult result{{}, names.size()};
+  if (rule.batched && rule.keep && !prune_due(names.size(), *rule.keep)) return result;
   for (const std::string& name : beyond_newest(std::move(names), rule.keep)) {
     const std::string run_dir = (fs::path(runs_dir) / name).string();
     if (!prunable_record(run_dir, rule)) continue;

@@ -257,6 +257,7 @@ TEST_CASE("every attempt runs tagged with the run's id, its output recorded apar
         Hosts{"runs/r1/attempt-1/output.log", "runs/r1/attempt-2/output.log"});
   CHECK(d.effects.file("plan.json")["hosts"].get<Hosts>() == Hosts{"n01", "n02"});
   CHECK(d.effects.file("attempt-2/plan.json")["hosts"].get<Hosts>() == Hosts{"n01", "n03"});
+  CHECK(d.effects.files.count("attempt-1/plan.json") == 0);  // plan.json is attempt 1's
   CHECK(d.run.pool.retired == Hosts{"n02"});
 }
 

@@ -48,9 +48,22 @@ TEST_CASE("the newest N are kept, whatever order the directory lists them in", "
   CHECK(beyond_newest(names, 0).front() == "20261123-080000-n01-9");
 }
 
+TEST_CASE("a launch prunes once the records exceed the kept count by a tenth", "[prune]") {
+  struct Row {
+    std::size_t records, keep;
+    bool due;
+  };
+  for (const Row& row : {Row{50, 50, false}, Row{55, 50, false}, Row{56, 50, true}, Row{3, 2, true},
+                         Row{2, 2, false}, Row{10, 9, true}, Row{11, 10, false}, Row{12, 10, true},
+                         Row{10, 10, false}, Row{0, 1, false}}) {
+    INFO(row.records << " records, " << row.keep << " kept");
+    CHECK(prune_due(row.records, row.keep) == row.due);
+  }
+}
+
 TEST_CASE("only a run that is over, unlocked and old enough goes", "[prune]") {
-  const PruneRule any{std::nullopt, std::nullopt};
-  const PruneRule week{std::nullopt, seconds(604800)};
+  const PruneRule any{.keep = std::nullopt, .older_than = std::nullopt};
+  const PruneRule week{.keep = std::nullopt, .older_than = seconds(604800)};
   CHECK(prunable(RunState::finished, false, seconds(1), any));
   CHECK(prunable(RunState::lost, false, seconds(1), any));
   CHECK(prunable(RunState::finished, std::nullopt, seconds(1), any));  // no lock file to probe
