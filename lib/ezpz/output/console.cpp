@@ -65,6 +65,14 @@ void labelled(std::string_view ranks, std::string_view text, std::string& out) {
   shown_line(text, out);
 }
 
+// One rank's line: its number written in place, no range list to build (most lines).
+void labelled(long rank, std::string_view text, std::string& out) {
+  out += '[';
+  append_number(out, rank);
+  out += "] ";
+  shown_line(text, out);
+}
+
 }  // namespace
 
 // The text, its rank list and a map entry's worth of bookkeeping.
@@ -109,7 +117,11 @@ void Deduplicator::add(long rank, std::string_view text, Millis now, std::string
 
 void Deduplicator::show_oldest(std::string& out) {
   Group& group = groups_.front();
-  labelled(rank_ranges(group.ranks), group.text, out);
+  if (group.ranks.size() == 1) {
+    labelled(group.ranks.front(), group.text, out);
+  } else {
+    labelled(rank_ranges(group.ranks), group.text, out);
+  }
   const auto copy = newest_.find(std::string_view(group.text));
   if (copy != newest_.end() && copy->second == group.seq) newest_.erase(copy);
   bytes_ -= cost(group);
@@ -142,10 +154,7 @@ void Console::line(const RankLine& line, Millis now, std::string& out) {
   switch (mode_) {
     case ConsoleMode::raw:
     case ConsoleMode::label:
-      out += '[';
-      append_number(out, line.rank);
-      out += "] ";
-      shown_line(line.text, out);
+      labelled(line.rank, line.text, out);
       return;
     case ConsoleMode::rank0:
       if (line.rank == 0) shown_line(line.text, out);
