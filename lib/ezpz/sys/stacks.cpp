@@ -14,7 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "ezpz/core/text.hpp"
 #include "ezpz/launchers/rank_env.hpp"
+#include "ezpz/stage/yeet.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "ezpz/supervise/stacks.hpp"
 #include "ezpz/sys/processes.hpp"
@@ -42,10 +44,30 @@ struct Rank {
   kill::Process process;
 };
 
-// The RANK a launcher gave `environ` (a /proc/PID/environ block), as ezpz-rankenv maps it.
-std::optional<int> rank_of(const std::string& environ) {
-  // map_rank_env looks up through a plain function pointer: the block and the values it was
-  // given live here for the one call.
+// Where a launcher placed a process: its RANK as ezpz-rankenv maps it, and its node, from
+// `environ` (a /proc/PID/environ block).
+struct Placement {
+  std::optional<int> rank;
+  std::string host;
+};
+
+// The node a process runs on, as the node's `ezpz stacks --on-node` names its own (yeet's
+// node_name: SLURMD_NODENAME, Hydra's MPIR_CVAR_CH3_INTERFACE_HOSTNAME, else the host name).
+std::string node_of(const std::string& environ) {
+  Env env;
+  for (std::string_view entry : split(environ, '\0')) {
+    const std::size_t equals = entry.find('=');
+    if (equals != std::string_view::npos) {
+      env.insert_or_assign(std::string(entry.substr(0, equals)),
+                           std::string(entry.substr(equals + 1)));
+    }
+  }
+  return yeet::node_name(env, hostname());
+}
+
+Placement placement_of(const std::string& environ) {
+  // map_rank_env looks up through a plain function pointer: the block and the
+  // values it was given live here for the one call.
   thread_local const std::string* block = nullptr;
   thread_local std::deque<std::string> values;
   block = &environ;
@@ -55,12 +77,12 @@ std::optional<int> rank_of(const std::string& environ) {
     return value ? values.emplace_back(*value).c_str() : nullptr;
   };
   const std::string launcher = kill::environ_value(environ, "EZPZ_LAUNCHER").value_or("");
+  Placement placement{.rank = std::nullopt, .host = node_of(environ)};
   for (const auto& [name, value] : map_rank_env(launcher, lookup)) {
-    if (name == "RANK") {
-      if (auto rank = parse_count(value)) return static_cast<int>(*rank);
-    }
+    if (auto rank = parse_count(value); rank && name == "RANK")
+      placement.rank = static_cast<int>(*rank);
   }
-  return std::nullopt;
+  return placement;
 }
 
 std::string program_name(const std::string& command) {
@@ -68,15 +90,18 @@ std::string program_name(const std::string& command) {
   return program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
 }
 
-// The run's ranks here: processes a launcher gave a rank, not launchers, topmost per rank.
-std::vector<Rank> ranks_of_run(const std::string& run_id) {
+// The run's ranks on node `here`: processes a launcher gave a rank there, not launchers,
+// topmost per rank. Where several "nodes" share one machine (the tests' simulated PBS job and
+// Slurm cluster), each node's copy sees every rank, and reports its own.
+std::vector<Rank> ranks_of_run(const std::string& run_id, const std::string& here) {
   std::vector<Rank> candidates;
   for (const kill::Process& p : list_processes()) {
     if (p.run_id != run_id || p.pid == ::getpid()) continue;
     const std::string name = program_name(p.command);
     if (std::find(k_not_ranks.begin(), k_not_ranks.end(), name) != k_not_ranks.end()) continue;
     auto environ = read_file_if_present(fmt::format("/proc/{}/environ", p.pid));
-    if (auto rank = environ ? rank_of(*environ) : std::nullopt) candidates.push_back({*rank, p});
+    const Placement placed = placement_of(environ.value_or(""));
+    if (placed.rank && placed.host == here) candidates.push_back({*placed.rank, p});
   }
   std::vector<Rank> ranks;
   std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(ranks), [&](const Rank& r) {
@@ -140,7 +165,7 @@ std::string node_stacks(const std::string& run_id, const std::string& node, cons
   const std::optional<std::string> gdb = native_stack_tool(env);
   std::vector<std::pair<Rank, CapturedChild>> native;
   std::string out;
-  for (const Rank& r : ranks_of_run(run_id)) {
+  for (const Rank& r : ranks_of_run(run_id, node)) {
     const std::string header =
         fmt::format("# rank {} (pid {}) on {}: ", r.rank, r.process.pid, node);
     if (auto file = python_hook_file(r.process.pid)) {
