@@ -30,7 +30,7 @@ summary_of() { sed -n 's/^ezpz:   \(ranks\{0,1\} [0-9,-]*: .*\)$/\1/p' <<<"$1"; 
 stacks_dir() { sed -n 's/^ezpz: stacks of [0-9]* ranks (in \(.*\)):$/\1/p' <<<"$1"; }
 
 # --- --idle-timeout under local MPICH: stacks first, then the job is stopped ------------
-run_ezpz idle HANG_RANK=2 launch -n 4 --idle-timeout 6 -- "$python" ddp_hang.py
+run_ezpz idle HANG_RANK=2 launch -n 4 --idle-timeout 10 -- "$python" ddp_hang.py
 expect_eq "idle: exit status 124" 124 "$rc"
 expect_match "idle: ranks 0-1,3 wait in the all_reduce" "^ranks 0-1,3: $reduce_line\$" \
   "$(summary_of "$err" | sed -n 1p)"
@@ -38,7 +38,7 @@ expect_eq "idle: rank 2 is the odd one, on its line" "rank 2: $straggle_line" \
   "$(summary_of "$err" | sed -n 2p)"
 expect_true "idle: the stacks come before the job is stopped" \
   test "$(grep -n '^ezpz: stacks of 4 ranks' <<<"$err" | cut -d: -f1)" -lt \
-  "$(grep -n '^ezpz: no output for 6 s' <<<"$err" | cut -d: -f1)"
+  "$(grep -n '^ezpz: no output for 10 s' <<<"$err" | cut -d: -f1)"
 dir=$(stacks_dir "$err")
 expect_match "idle: the stacks are in attempt-1/stacks" "/attempt-1/stacks\$" "$dir"
 expect_eq "idle: summary.txt is the summary" "$(summary_of "$err")" "$(cat "$dir/summary.txt")"
@@ -99,7 +99,7 @@ fi
 # --- A simulated two-node PBS job: each node's ranks through the launcher --------------
 start_fake_pbs_job
 launch_env() { clean_env env -u MASTER_PORT -u EZPZ_MACHINE "${pbs_env[@]}" "$@"; }
-run_ezpz pbs HANG_RANK=3 launch --idle-timeout 6 -- "$python" ddp_hang.py
+run_ezpz pbs HANG_RANK=3 launch --idle-timeout 10 -- "$python" ddp_hang.py
 expect_eq "pbs: exit status 124" 124 "$rc"
 expect_match "pbs: ranks 0-2 in the all_reduce" "^ranks 0-2: $reduce_line\$" \
   "$(summary_of "$err" | sed -n 1p)"
