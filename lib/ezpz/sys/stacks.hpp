@@ -3,6 +3,7 @@
 // among this node's processes and takes each one's stacks without stopping it. Python ranks
 // that loaded ezpz's hook (share/python/sitecustomize.py) get every thread's Python stack from
 // faulthandler on SIGQUIT; every other rank gets gdb's native stacks of all its threads.
+#include <optional>
 #include <string>
 
 #include "ezpz/core/env.hpp"
