@@ -10,15 +10,8 @@
 source "$(dirname "$0")/common.sh"
 announce_passes
 
-python=/usr/bin/python3  # Debian's, with python3-torch (a pyenv python3 may come first on PATH)
 require_mpiexec
-if ! "$python" -c 'import torch.distributed' 2>/dev/null; then
-  echo "skipped: $python cannot import torch.distributed (apt-get install python3-torch)"
-  exit 77
-fi
-mkdir -p "$scratch/work"
-cp -r "$EZPZ_SRC/tests/fixtures/python/." "$scratch/work/"
-cd "$scratch/work" || exit 1
+use_torch_python
 launch_env() { clean_env env -u MASTER_PORT "$@"; }
 # The line the waiting ranks are on depends on torch's version; the straggler's is ours.
 reduce_line='in all_reduce \(distributed_c10d\.py:[0-9]+\)'

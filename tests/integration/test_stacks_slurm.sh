@@ -9,13 +9,7 @@ source "$(dirname "$0")/common.sh"
 announce_passes
 source "$(dirname "$0")/slurm_common.sh"
 
-python=/usr/bin/python3
-if ! "$python" -c 'import torch.distributed' 2>/dev/null; then
-  echo "skipped: $python cannot import torch.distributed (apt-get install python3-torch)"
-  finish
-  exit 77
-fi
-cp -r "$EZPZ_SRC/tests/fixtures/python/." "$scratch/work/"
+use_torch_python
 
 batch_timeout=150 run_batch hang -N4 --ntasks-per-node=2 -- HANG_RANK=5 \
   EZPZ_RUNS_DIR="$scratch/runs" launch --idle-timeout 20 -- "$python" ddp_hang.py

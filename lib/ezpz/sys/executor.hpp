@@ -42,7 +42,7 @@ struct ProcessOptions {
   // With capture: the ranks write rank records (issue 18), shown in this console mode;
   // nullopt: the bytes pass as they come.
   std::optional<output::ConsoleMode> console{};
-  // With capture: takes the ranks' stacks (`ezpz stacks`), given output_record_path: when
+  // Takes the ranks' stacks (`ezpz stacks`), given output_record_path: when
   // --idle-timeout fires, before the launcher is stopped, and on SIGQUIT, which is then not
   // forwarded (a Python rank would die of it). Empty: SIGQUIT is forwarded as the others are.
   std::function<void(const std::string& output_record_path)> take_stacks{};
