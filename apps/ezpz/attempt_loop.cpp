@@ -229,7 +229,11 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   check_launcher_program(prepared, context);
   sys::ProcessOptions options = process_options(o, matcher);
   options.take_stacks = [&run, &context](const std::string& output_record) {
-    take_stacks(run.id, stacks_directory(output_record), context);
+    try {  // the job is still running and supervised: a failed capture must not end that
+      take_stacks(run.id, stacks_directory(output_record), context);
+    } catch (const Error& e) {
+      log::warn("stacks not taken: {}", e.what());
+    }
   };
   sys::ProcessExecutor executor(with_python_hook(context), options);
   executor.when_started([&effects] { effects.write_deferred(); });

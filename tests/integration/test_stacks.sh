@@ -85,6 +85,18 @@ if command -v gdb >/dev/null && command -v cc >/dev/null; then
 rank 1: in straggle (hang.c:$(source_line 'sleep(seconds)'))" "$(summary_of "$err")"
   expect_match "native: rank-1.txt holds gdb's stacks" "native stacks \\(gdb\\)\$" \
     "$(head -1 "$(stacks_dir "$err")/rank-1.txt")"
+  # The capture plans its own launch, as `ezpz kill --all-nodes` does: with no mpiexec on PATH
+  # (the job's named by --launcher-program) it fails, and says so, and the job is still stopped.
+  mkdir -p "$scratch/no-mpi"
+  ln -s "$(command -v gdb)" "$scratch/no-mpi/gdb"
+  launch_env() { clean_env env -u MASTER_PORT PATH="$scratch/no-mpi" "$@"; }
+  run_ezpz no-mpi HANG_RANK=1 launch --launcher-program "$(command -v mpiexec.hydra)" -n 2 \
+    --idle-timeout 3 -- "$scratch/hang"
+  expect_eq "no launcher for the capture: still 124" 124 "$rc"
+  expect_eq "no launcher for the capture: the warning" \
+    "ezpz: warning: stacks not taken: mpiexec: launcher not found on PATH" \
+    "$(grep '^ezpz: warning: stacks' <<<"$err")"
+  launch_env() { clean_env env -u MASTER_PORT "$@"; }
 else
   echo "skipped: the native case (no gdb or no cc)"
 fi
