@@ -1,7 +1,8 @@
 # What `cmake --install` lays out, and the .deb CPack makes of it:
 #
 #   bin/ezpz                          the launcher
-#   libexec/ezpz/                     ezpz-rankenv, ezpz-smoke, ezpz-stager, ezpz-probe
+#   libexec/ezpz/                     ezpz-rankenv, ezpz-smoke, ezpz-stager, ezpz-probe,
+#                                     python/sitecustomize.py (the stack hook)
 #   share/ezpz/machines/*.yaml        bundled machine profiles
 #   share/ezpz/templates/             example PBS and Slurm job scripts
 #   share/bash-completion/completions/ezpz, share/zsh/vendor-completions/_ezpz,

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd_stacks.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
 #include "ezpz/output/rank_records.hpp"
@@ -159,6 +160,27 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   return p;
 }
 
+// attempt-N/stacks beside attempt-N/output.log; empty without a record.
+std::string stacks_directory(const std::string& output_record) {
+  if (output_record.empty()) return "";
+  return (std::filesystem::path(output_record).parent_path() / "stacks").string();
+}
+
+// ezpz's environment with the Python stack hook's directory first on PYTHONPATH, where ezpz
+// has one (share/python, beside ezpz or in libexec/ezpz): Python ranks then keep a way to
+// print their stacks without stopping (README: Stacks of hung ranks).
+Env with_python_hook(const Context& context) {
+  Env env = context.env;
+  for (const std::string& dir :
+       {context.self_dir + "/python", context.self_dir + "/../libexec/ezpz/python"}) {
+    if (!sys::read_file_if_present(dir + "/sitecustomize.py")) continue;
+    const std::optional<std::string> old = get_nonempty(env, "PYTHONPATH");
+    env.insert_or_assign("PYTHONPATH", old ? dir + ":" + *old : dir);
+    break;
+  }
+  return env;
+}
+
 // After the job has ended, off its critical path: the records beyond the newest
 // EZPZ_RUNS_KEEP go, in batches (prune_due), so .ezpz/runs does not grow with every
 // launch. Best effort.
@@ -206,7 +228,15 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
-  sys::ProcessExecutor executor(context.env, process_options(o, matcher));
+  sys::ProcessOptions options = process_options(o, matcher);
+  options.take_stacks = [&run, &context](const std::string& output_record) {
+    try {  // the job is still running and supervised: a failed capture must not end that
+      take_stacks(run.id, stacks_directory(output_record), context);
+    } catch (const Error& e) {
+      log::warn("stacks not taken: {}", e.what());
+    }
+  };
+  sys::ProcessExecutor executor(with_python_hook(context), options);
   executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);
   if (effects.recording()) prune_records(o, context);

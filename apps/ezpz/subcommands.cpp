@@ -15,6 +15,7 @@
 #include "cmd_launch.hpp"
 #include "cmd_machines.hpp"
 #include "cmd_runs.hpp"
+#include "cmd_stacks.hpp"
 #include "cmd_submit.hpp"
 #include "cmd_test.hpp"
 #include "cmd_yeet.hpp"
@@ -38,12 +39,13 @@ Declared declare(CLI::App& root, GlobalOptions& globals) {
   return {app, [options](const Context& context) { return run(*options, context); }};
 }
 
-constexpr std::array<Subcommand, 11> k_subcommands = {{
+constexpr std::array<Subcommand, 12> k_subcommands = {{
     {"launch", declare<setup_launch, run_launch>},
     {"test", declare<setup_test, run_test>},
     {"doctor", declare<setup_doctor, run_doctor>},
     {"yeet", declare<setup_yeet, run_yeet>},
     {"kill", declare<setup_kill, run_kill>},
+    {"stacks", declare<setup_stacks, run_stacks>},
     {"runs", declare<setup_runs, run_runs>},
     {"submit", declare<setup_submit, run_submit>},
     {"machines", declare<setup_machines, run_machines>},

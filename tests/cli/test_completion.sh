@@ -21,7 +21,7 @@ complete_words() {
     printf "%s\n" "${COMPREPLY[@]}" | sort' _ "$bash_script" "$EZPZ_BIN" "$@" | xargs
 }
 expect_eq "bash: a subcommand" "launch" "$(complete_words la)"
-expect_eq "bash: every subcommand" "completion doctor env kill launch machines runs submit test yeet" \
+expect_eq "bash: every subcommand" "completion doctor env kill launch machines runs stacks submit test yeet" \
   "$(complete_words '')"
 expect_eq "bash: an option of launch" "--machine" "$(complete_words launch --mach)"
 expect_eq "bash: --machine's value, a profile name" "aurora" "$(complete_words launch --machine au)"
@@ -77,7 +77,7 @@ if command -v zsh >/dev/null; then
       words=("$@"); CURRENT=$#; PREFIX=${@[-1]}
       _ezpz' _ "$zsh_script" "$EZPZ_BIN" "$@"
   }
-  expect_eq "zsh: every subcommand" "launch test doctor yeet kill runs submit machines env completion" \
+  expect_eq "zsh: every subcommand" "launch test doctor yeet kill stacks runs submit machines env completion" \
     "$(zsh_complete '')"
   expect_eq "zsh: options of launch" "--machine" "$(zsh_complete launch --ma | tr ' ' '\n' | grep -x -- --machine)"
   expect_eq "zsh: --machine's value" "yes" \
@@ -93,7 +93,7 @@ page="$scratch/ezpz.1"
 "$EZPZ_BIN" man >"$page"
 expect_eq "man: groff renders it without a warning" "" "$(groff -man -ww -z "$page" 2>&1)"
 text=$(MANWIDTH=200 COLUMNS=200 groff -man -Tutf8 -rLL=200n "$page" 2>/dev/null | sed 's/.\x08//g')
-for sub in launch test doctor yeet kill runs submit machines env completion; do
+for sub in launch test doctor yeet kill stacks runs submit machines env completion; do
   summary=$("$EZPZ_BIN" --help | sed -n "s/^  $sub  *//p")
   expect_true "man: ezpz $sub, with its --help summary" bash -c 'test -n "$1" && grep -qF -- "$1" <<<"$2"' _ "$summary" "$text"
   expect_true "man: ezpz $sub has a section" grep -q "^   ezpz $sub " <<<"$text"

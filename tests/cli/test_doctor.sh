@@ -42,9 +42,9 @@ doctor plain-json -- --json
 expect_eq "no scheduler: exit 0" 0 "$rc"
 expect_eq "no scheduler: nothing on stderr" "" "$err"
 expect_eq "--json: the checks, in order" \
-  "scheduler allocation profile launcher gpus libraries trainer storage limits port python torch modules tracking" \
+  "scheduler allocation profile launcher gpus libraries trainer storage limits port python torch modules tracking stacks" \
   "$(jq -r '[.checks[].name] | join(" ")' <<<"$out")"
-expect_eq "--json: every check has a status, message and remedy" "14" \
+expect_eq "--json: every check has a status, message and remedy" "15" \
   "$(jq '[.checks[] | select((.status | test("^(ok|warn|error)$")) and (.message | length > 0) and has("remedy"))] | length' <<<"$out")"
 expect_eq "--json: no errors" "" "$(jq -r '.checks[] | select(.status == "error") | .name' <<<"$out")"
 expect_eq "scheduler: none" "ok local: this host alone (no PBS or Slurm job variables are set)" \
@@ -90,9 +90,9 @@ expect_eq "text: the context block first" "ezpz doctor
   user      $(id -un)
   host      $host" "$(head -3 <<<"$out")"
 expect_eq "text: one line per check, the name in one column" \
-  "scheduler allocation profile launcher gpus libraries trainer storage limits port python torch modules tracking" \
+  "scheduler allocation profile launcher gpus libraries trainer storage limits port python torch modules tracking stacks" \
   "$(grep -E '^  (ok   |WARN |ERROR)  ' <<<"$out" | cut -c10-20 | xargs)"
-expect_eq "text: the summary line" "14 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
+expect_eq "text: the summary line" "15 checks" "$(tail -1 <<<"$out" | cut -d: -f1)"
 expect_eq "text: no colour when stdout is not a terminal" "0" "$(grep -c $'\033' <<<"$out")"
 expect_eq "--color always: colour in a pipe, NO_COLOR or not" "1" \
   "$(clean_env NO_COLOR=1 "$EZPZ_BIN" --color always doctor | grep -c $'^  \033\\[32mok   \033\\[0m  scheduler ')"
@@ -176,7 +176,7 @@ expect_eq "broken profile: file:line" \
   "$(check_of profile status) $(check_of profile message)"
 expect_eq "broken profile: remedy" \
   "fix or remove the file: ezpz launch stops at a profile that does not load" "$(check_of profile remedy)"
-expect_eq "broken profile: the other checks still ran" "14" "$(jq '.checks | length' <<<"$out")"
+expect_eq "broken profile: the other checks still ran" "15" "$(jq '.checks | length' <<<"$out")"
 doctor broken-profile-text "EZPZ_MACHINES_PATH=$bad"
 expect_eq "broken profile: text exit 1" 1 "$rc"
 expect_eq "broken profile: text line and remedy" \
@@ -292,7 +292,7 @@ expect_eq "--deep without ezpz-probe: exit 1" 1 "$rc"
 expect_eq "--deep without ezpz-probe: the nodes check says so" \
   "error ezpz-probe not found in $alone/ezpz-probe or $alone/../libexec/ezpz/ezpz-probe: build it with MPI (apt-get install libmpich-dev)" \
   "$(check_of nodes status) $(check_of nodes message)"
-expect_eq "--deep without ezpz-probe: the other checks still ran" "15" "$(jq '.checks | length' <<<"$out")"
+expect_eq "--deep without ezpz-probe: the other checks still ran" "16" "$(jq '.checks | length' <<<"$out")"
 expect_eq "--deep without ezpz-probe: no nodes" "null" "$(jq -r .nodes <<<"$out")"
 printf '#!/bin/sh\necho "not json"\n' >"$alone/ezpz-smoke"
 bin="$alone/ezpz" doctor garbled-trainer -- --json

@@ -27,7 +27,7 @@ expect_eq "nothing installed outside the prefix" "" \
 lib_dir=$(cd "$stage" && ls -d lib*/cmake/ezpz 2>/dev/null | head -n 1)
 lib_dir=${lib_dir%/cmake/ezpz}
 for path in bin/ezpz libexec/ezpz/ezpz-rankenv libexec/ezpz/ezpz-smoke libexec/ezpz/ezpz-stager \
-            libexec/ezpz/ezpz-probe share/ezpz/machines/local.yaml share/ezpz/machines/aurora.yaml \
+            libexec/ezpz/ezpz-probe libexec/ezpz/python/sitecustomize.py share/ezpz/machines/local.yaml share/ezpz/machines/aurora.yaml \
             share/ezpz/templates/pbs.sh share/ezpz/templates/slurm.sh \
             share/bash-completion/completions/ezpz share/zsh/vendor-completions/_ezpz \
             share/man/man1/ezpz.1 \
@@ -144,7 +144,7 @@ expect_match "deb: a maintainer" ".+<.+>" "$(field Maintainer)"
 expect_match "deb: a description" "distributed PyTorch" "$(field Description)"
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for path in ./usr/bin/ezpz ./usr/libexec/ezpz/ezpz-rankenv ./usr/libexec/ezpz/ezpz-smoke \
-            ./usr/libexec/ezpz/ezpz-stager ./usr/libexec/ezpz/ezpz-probe \
+            ./usr/libexec/ezpz/ezpz-stager ./usr/libexec/ezpz/ezpz-probe ./usr/libexec/ezpz/python/sitecustomize.py \
             ./usr/share/ezpz/machines/aurora.yaml ./usr/share/ezpz/templates/slurm.sh \
             ./usr/share/bash-completion/completions/ezpz ./usr/share/zsh/vendor-completions/_ezpz \
             ./usr/share/man/man1/ezpz.1 \

@@ -300,6 +300,22 @@ start_fake_pbs_job() {
            PBS_NODENUM=0 PBS_TASKNUM=1 HYDRA_LAUNCHER=fork)
 }
 
+# --- The user's own PyTorch scripts --------------------------------------------------
+# use_torch_python: python is Debian's /usr/bin/python3 with python3-torch (a pyenv python3
+# may come first on PATH), or the test is skipped; the fixtures of tests/fixtures/python are
+# copied to $scratch/work (Python writes __pycache__ beside the modules it imports), the
+# directory the test then runs in.
+use_torch_python() {
+  python=/usr/bin/python3
+  if ! "$python" -c 'import torch.distributed' 2>/dev/null; then
+    echo "skipped: $python cannot import torch.distributed (apt-get install python3-torch)"
+    exit 77
+  fi
+  mkdir -p "$scratch/work"
+  cp -r "$EZPZ_SRC/tests/fixtures/python/." "$scratch/work/"
+  cd "$scratch/work" || exit 1
+}
+
 # --- Running ezpz ---------------------------------------------------------------
 timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it
 # run_ezpz NAME [VAR=VALUE...] ARGS...: run ezpz with ARGS (and VARs set), in

@@ -13,16 +13,8 @@
 source "$(dirname "$0")/common.sh"
 announce_passes
 
-python=/usr/bin/python3  # Debian's, with python3-torch (a pyenv python3 may come first on PATH)
 require_mpiexec
-if ! "$python" -c 'import torch.distributed' 2>/dev/null; then
-  echo "skipped: $python cannot import torch.distributed (apt-get install python3-torch)"
-  exit 77
-fi
-# The fixtures run from a copy: Python writes __pycache__ beside the modules it imports.
-mkdir -p "$scratch/work"
-cp -r "$EZPZ_SRC/tests/fixtures/python/." "$scratch/work/"
-cd "$scratch/work" || exit 1
+use_torch_python
 launch_env() { clean_env env -u MASTER_PORT "$@"; }
 
 # expected_ddp ADDR PPN HOST...: the sorted lines of PPN ranks on each HOST in

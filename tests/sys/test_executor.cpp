@@ -577,6 +577,46 @@ TEST_CASE("a launcher silent for the idle timeout is stopped, and the outcome sa
   CHECK(process_gone(std::stoi(read_text_file(pid_file))));
 }
 
+TEST_CASE("the idle timeout takes the stacks first, while the launcher still runs",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.idle_timeout = 300ms;
+  options.output_record_path = dir.file("output.log");
+  const std::string pid_file = dir.file("pid");
+  std::vector<std::string> calls;
+  options.take_stacks = [&](const std::string& record) {
+    const int pid = std::stoi(read_text_file(pid_file));
+    calls.push_back(record + (process_gone(pid) ? ": gone" : ": running"));
+  };
+  ezpz::sys::RunOutcome outcome;
+  {
+    CapturedFd err_file(dir, "err", STDERR_FILENO);
+    outcome = ProcessExecutor(base_env(), options)
+                  .run_for_outcome(shell(R"(echo $$ > "$1"; sleep 30)", {pid_file}));
+  }
+  CHECK(outcome.watchdog == ezpz::Watchdog::idle);
+  CHECK(calls == std::vector<std::string>{dir.file("output.log") + ": running"});
+}
+
+TEST_CASE("with a stacks hook, SIGQUIT takes the stacks and is not forwarded", "[executor]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  const std::string ready = dir.file("ready");
+  int calls = 0;
+  options.take_stacks = [&](const std::string&) { ++calls; };
+  // The launcher would die of SIGQUIT (131) if it got it; it exits 0 when its sleep ends.
+  LaunchPlan plan = shell(R"(echo ready > "$1"; sleep 1)", {ready});
+  ezpz::sys::RunOutcome outcome;
+  {
+    SignalSender sender(ready, {SIGQUIT}, 0ms);
+    outcome = ProcessExecutor(base_env(), options).run_for_outcome(plan);
+  }
+  CHECK(calls == 1);
+  CHECK(outcome.exit_code == 0);
+  CHECK(outcome.forwarded_signal == 0);
+}
+
 TEST_CASE("the wall-clock timeout fires even while output flows", "[executor][capture]") {
   TempDir dir;
   ProcessOptions options = capturing();

@@ -321,7 +321,7 @@ struct CheckRow {
 };
 
 // Report order: the job first, then this node.
-const std::array<CheckRow, 14> k_checks = {{
+const std::array<CheckRow, 15> k_checks = {{
     {"scheduler", check_scheduler},
     {"allocation", check_allocation},
     {"profile", check_profile},
@@ -336,6 +336,7 @@ const std::array<CheckRow, 14> k_checks = {{
     {"torch", check_torch},
     {"modules", check_modules},
     {"tracking", check_tracking},
+    {"stacks", check_stacks},
 }};
 
 }  // namespace

@@ -133,6 +133,8 @@ struct Snapshot {
   double lookup_timeout_s = 0;
   StorageProbe storage;
   std::vector<Limit> limits;
+  // gdb, which takes hung native ranks' stacks (ezpz stacks, --idle-timeout); nullopt: not on PATH.
+  std::optional<std::string> native_stack_tool;
   PortProbe port;
   PythonProbe python;
   bool netrc_has_wandb = false;  // ~/.netrc has a `machine api.wandb.ai` entry

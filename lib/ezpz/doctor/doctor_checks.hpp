@@ -25,6 +25,7 @@ CheckResult check_limits(const Snapshot& s, const Derived& d);
 CheckResult check_port(const Snapshot& s, const Derived& d);
 CheckResult check_python(const Snapshot& s, const Derived& d);
 CheckResult check_tracking(const Snapshot& s, const Derived& d);
+CheckResult check_stacks(const Snapshot& s, const Derived& d);
 
 // About the ranks' Python and the module system: doctor_python.cpp.
 CheckResult check_torch(const Snapshot& s, const Derived& d);

@@ -388,4 +388,19 @@ CheckResult check_tracking(const Snapshot& s, const Derived&) {
   return wandb;
 }
 
+// ---- stacks -------------------------------------------------------------------
+
+// Python ranks print their own stacks (ezpz's faulthandler hook); native ones need gdb.
+CheckResult check_stacks(const Snapshot& s, const Derived&) {
+  constexpr std::string_view k_stacks = "stacks";
+  if (s.native_stack_tool) {
+    return result(k_stacks, Status::ok,
+                  fmt::format("hung ranks' stacks: Python's by faulthandler, native ones by {}",
+                              *s.native_stack_tool));
+  }
+  return result(k_stacks, Status::warn,
+                "no gdb on PATH: hung native ranks get no stacks (Python ranks still do)",
+                "install gdb (Debian: apt-get install gdb)");
+}
+
 }  // namespace ezpz::doctor

@@ -30,6 +30,7 @@
 #include "ezpz/stage/yeet.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/launcher_program.hpp"
+#include "ezpz/sys/stacks.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
@@ -331,6 +332,7 @@ void probe_node(doctor::Snapshot& s) {
   auto version = start_launcher_probe(s);
   auto torchrun = start_torchrun_trial(s);
   s.limits = probe_limits();
+  s.native_stack_tool = native_stack_tool(s.env);
   s.port = probe_port(s.env);
   s.python = probe_python(s.env, python3);
   s.netrc_has_wandb = netrc_has_wandb(s.env);

@@ -357,7 +357,11 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
     if (auto due = pump ? pump->due_in() : std::nullopt) budget = std::min(budget, *due);
     if (::poll(fds.data(), fds.size(), static_cast<int>(budget.count())) > 0) {
       for (int sig : signal_fd.take()) {
-        if (sig != SIGCHLD) forwarder.handle(sig);
+        if (sig == SIGQUIT && options.take_stacks) {
+          options.take_stacks(options.output_record_path);
+        } else if (sig != SIGCHLD) {
+          forwarder.handle(sig);
+        }
       }
       if (relay) relay->transfer(fds);
       if (pump && pump->transfer(fds) > 0) {
@@ -386,6 +390,10 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       return;
     }
     if (auto limit = watchdogs.due(); limit && outcome.watchdog == Watchdog::none) {
+      // What the hung ranks were doing, while they still are (README: Stacks of hung ranks).
+      if (limit->first == Watchdog::idle && options.take_stacks) {
+        options.take_stacks(options.output_record_path);
+      }
       if (forwarder.stop(limit->second)) outcome.watchdog = limit->first;
     }
     forwarder.enforce_grace();

@@ -42,6 +42,10 @@ struct ProcessOptions {
   // With capture: the ranks write rank records (issue 18), shown in this console mode;
   // nullopt: the bytes pass as they come.
   std::optional<output::ConsoleMode> console{};
+  // Takes the ranks' stacks (`ezpz stacks`), given output_record_path: when
+  // --idle-timeout fires, before the launcher is stopped, and on SIGQUIT, which is then not
+  // forwarded (a Python rank would die of it). Empty: SIGQUIT is forwarded as the others are.
+  std::function<void(const std::string& output_record_path)> take_stacks{};
   // With capture: how much of the output's end the outcome keeps.
   std::size_t tail_bytes = 256 * 1024;
 };

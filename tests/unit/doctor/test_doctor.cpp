@@ -58,6 +58,7 @@ Snapshot healthy() {
   s.launcher_path = "/usr/bin/mpiexec";
   s.launcher_version = exited("/usr/bin/mpiexec", 0, k_hydra_version);
   s.trainer_path = "/b/ezpz-smoke";
+  s.native_stack_tool = "/usr/bin/gdb";
   s.trainer_probe = exited("/b/ezpz-smoke", 0, k_probe_cpu);
   s.lookups = {{"x1", HostLookup::Result::resolved, "10.0.0.1"},
                {"x2", HostLookup::Result::resolved, "10.0.0.2"}};
@@ -120,7 +121,7 @@ void check_rows(const std::vector<Row>& rows) {
     Snapshot s = healthy();
     row.change(s);
     std::vector<CheckResult> results = run_checks(s);
-    REQUIRE(results.size() == 14);
+    REQUIRE(results.size() == 15);
     auto found = std::find_if(results.begin(), results.end(),
                               [&](const CheckResult& r) { return r.name == row.expected.name; });
     REQUIRE(found != results.end());
@@ -166,6 +167,8 @@ TEST_CASE("doctor: a healthy job passes every check, in report order", "[doctor]
       {"modules", Status::ok, "no module system (no module function, LMOD_CMD or MODULESHOME)", ""},
       {"tracking", Status::ok,
        "W&B: no credentials (WANDB_API_KEY, ~/.netrc); runs that log to W&B need wandb login", ""},
+      {"stacks", Status::ok,
+       "hung ranks' stacks: Python's by faulthandler, native ones by /usr/bin/gdb", ""},
   };
   CHECK(results == expected);
   CHECK(worst(results) == Status::ok);
@@ -1181,7 +1184,7 @@ TEST_CASE("doctor: an exception inside a check is that check's error; the others
   for (const CheckResult& r : results) names.push_back(r.name);
   CHECK(names == std::vector<std::string>{"scheduler", "allocation", "profile", "launcher", "gpus",
                                           "libraries", "trainer", "storage", "limits", "port",
-                                          "python", "torch", "modules", "tracking"});
+                                          "python", "torch", "modules", "tracking", "stacks"});
   CHECK(results[6] == CheckResult{"trainer", Status::error,
                                   "the check itself failed: [json.exception.type_error.302] type "
                                   "must be number, but is string",
@@ -1213,4 +1216,14 @@ TEST_CASE("doctor: helpers the probes use", "[doctor]") {
   CHECK(to_string(Status::warn) == "warn");
   CHECK(to_string(Status::error) == "error");
   CHECK(worst({}) == Status::ok);
+}
+
+TEST_CASE("doctor: stacks of hung ranks need gdb for native ranks", "[doctor]") {
+  check_rows({
+      {"no gdb",
+       [](Snapshot& s) { s.native_stack_tool.reset(); },
+       {"stacks", Status::warn,
+        "no gdb on PATH: hung native ranks get no stacks (Python ranks still do)",
+        "install gdb (Debian: apt-get install gdb)"}},
+  });
 }

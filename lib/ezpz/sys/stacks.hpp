@@ -1,0 +1,22 @@
+#pragma once
+// Stacks of hung ranks, this node's half (`ezpz stacks --on-node`): finds the ranks of a run
+// among this node's processes and takes each one's stacks without stopping it. Python ranks
+// that loaded ezpz's hook (share/python/sitecustomize.py) get every thread's Python stack from
+// faulthandler on SIGQUIT; every other rank gets gdb's native stacks of all its threads.
+#include <optional>
+#include <string>
+
+#include "ezpz/core/env.hpp"
+
+namespace ezpz::sys {
+
+// Rank `run_id`'s stacks on this node as stacks::tag_lines prints them, each rank's text
+// headed "# rank K (pid P) on NODE: HOW". Ranks are the topmost processes of the run that a
+// launcher gave a rank (EZPZ_LAUNCHER's variables, as ezpz-rankenv maps them), never a
+// launcher or ezpz-rankenv itself.
+std::string node_stacks(const std::string& run_id, const std::string& node, const Env& env);
+
+// Where gdb is, for native stacks; nullopt when it is not on PATH (doctor says so).
+std::optional<std::string> native_stack_tool(const Env& env);
+
+}  // namespace ezpz::sys
