@@ -12,12 +12,15 @@
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
+#include "ezpz/core/signals.hpp"
 #include "ezpz/output/rank_records.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/supervise/attempts.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
+#include "ezpz/supervise/walltime_warning.hpp"
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/job_end.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/run_effects.hpp"
 #include "ezpz/sys/run_records.hpp"
@@ -74,6 +77,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--spares", o.spares,
                  "Hold back K hosts; a failed node is swapped for one and the job relaunched")
       ->check(CLI::Range(0, 1 << 20))->group(group);
+  cmd.add_option("--signal", o.signal,
+                 "Send SIG to every rank SECONDS before the job's walltime ends (default 60), as "
+                 "srun --signal: USR1@600")
+      ->type_name("SIG[@SECONDS]")
+      ->group(group);
   cmd.add_flag("--no-record", o.no_record,
                "Write no run record (default: .ezpz/runs/ID: plan, output, verdicts)")
       ->group(group);
@@ -159,6 +167,27 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   return p;
 }
 
+// --signal's schedule, from the job's end as the scheduler says it once now; nullopt (and one
+// warning line) when it cannot be known: the run goes on without the signal.
+std::optional<walltime::Schedule> warning_schedule(const AttemptOptions& o,
+                                                   const PreparedLaunch& prepared,
+                                                   const Context& context) {
+  if (o.signal.empty()) return std::nullopt;
+  const walltime::WarnSpec spec = walltime::parse_spec(o.signal);
+  walltime::check_forwarded(prepared.planned.launcher, spec.signal);
+  const sys::JobEnd job =
+      sys::read_job_end(prepared.context.scheduler, prepared.context.job_id, context.env);
+  if (!job.end) {
+    log::warn("{}", walltime::unknown_end_warning(spec, job.why));
+    return std::nullopt;
+  }
+  const std::int64_t now = sys::epoch_now();
+  log::info("--signal {}: the job ends in {} s; {} in {} s", walltime::describe(spec),
+            *job.end - now, signal_name(spec.signal),
+            walltime::seconds_until_warning(*job.end, now, spec));
+  return walltime::Schedule{.spec = spec, .at = *job.end - spec.seconds};
+}
+
 // After the job has ended, off its critical path: the records beyond the newest
 // EZPZ_RUNS_KEEP go, so .ezpz/runs does not grow with every launch. Best effort.
 void prune_records(const AttemptOptions& o, const Context& context) {
@@ -205,7 +234,9 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
-  sys::ProcessExecutor executor(context.env, process_options(o, matcher));
+  sys::ProcessOptions options = process_options(o, matcher);
+  options.warning = warning_schedule(o, prepared, context);
+  sys::ProcessExecutor executor(context.env, options);
   executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);
   if (effects.recording()) prune_records(o, context);

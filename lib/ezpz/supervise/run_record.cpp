@@ -115,6 +115,7 @@ std::string verdict_json(const AttemptVerdict& v) {
       {"swaps", v.swaps},
       {"next", v.next},
       {"leftovers", v.leftovers},
+      {"warning", v.warning.empty() ? Json(nullptr) : Json(v.warning)},
       {"timings",
        {{"to_spawn_s", ms(v.to_spawn_s)},
         {"to_first_output_s",
