@@ -142,7 +142,8 @@ TEST_CASE("PBS's end time is qstat -f's stime plus its walltime", "[walltime]") 
   CHECK(end_from_qstat(qstat_with("01:00:00", "90")) == k_four_am + 90);
   CHECK(end_from_qstat(qstat_with("01:00:00", "00:01:30.500")) == k_four_am + 90);
   // ctime's day of the month is padded with a space.
-  CHECK(end_from_qstat(qstat_with("Wed Nov 25", "Thu Nov  5")) == k_four_am - 20 * 86400 + 3600);
+  CHECK(end_from_qstat(qstat_with("stime = Wed Nov 25", "stime = Thu Nov  5")) ==
+        k_four_am - 20 * 86400 + 3600);
 }
 
 TEST_CASE("qstat -f output without a usable end says why", "[walltime]") {
