@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# launch --signal USR1@40 in a real Slurm job with a 1-minute limit, 2 nodes x 2 ranks: ezpz
+# reads the job's end from squeue (Slurm 22.05 sets no SLURM_JOB_END_TIME), srun passes SIGUSR1
+# on to every task, each Python rank catches it and writes a file; the SIGTERM Slurm sends at
+# the limit still ends the run as `walltime` (143, not retried), and the verdict records the
+# warning. About 1.5 minutes: Slurm's limit is whole minutes, checked every 30 s or so.
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/slurm_common.sh"
+announce_passes
+
+mkdir -p "$scratch/warned"
+cat >"$scratch/rank.py" <<'PY'
+import os, signal, sys, time
+rank = os.environ["RANK"]
+def warned(sig, frame):
+    with open(os.path.join(sys.argv[1], "warned-" + rank), "w") as f:
+        f.write(signal.Signals(sig).name + "\n")
+signal.signal(signal.SIGUSR1, warned)
+time.sleep(float(sys.argv[2]))
+PY
+
+batch_timeout=150
+run_batch warn -N 2 --ntasks-per-node=2 --time=1 -- --background launch --signal USR1@40 -- \
+  /usr/bin/python3 "$scratch/rank.py" "$scratch/warned" 300
+expect_eq "slurm: the limit's SIGTERM: exit 143" 143 "$rc"
+expect_eq "slurm: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
+  "$(cd "$scratch/warned" && echo warned-*)"
+expect_eq "slurm: each file names SIGUSR1" "SIGUSR1
+SIGUSR1
+SIGUSR1
+SIGUSR1" "$(cat "$scratch/warned"/warned-* 2>&1)"
+expect_true "slurm: ezpz says it sends the signal" grep -qxF \
+  "ezpz: 40 s before the job's walltime ends: sending SIGUSR1 to every rank (--signal USR1@40)" \
+  <<<"$err"
+# 40 s before the 60 s limit: 20 s after the job started (whole seconds on both sides).
+started=$(date -d "$(scontrol -o show job "$job_id" | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')" +%s)
+first=$(stat -c %Y "$scratch/warned"/warned-* 2>/dev/null | sort -n | head -n 1)
+expect_true "slurm: warned 20 s after the start ($((${first:-0} - started)) s)" \
+  test "$((${first:-0} - started))" -ge 20 -a "$((${first:-0} - started))" -le 22
+verdict=$(cat "$scratch"/runs/*/attempt-1/verdict.json 2>&1)
+expect_eq "slurm: still classified walltime" walltime "$(json_field classification "$verdict")"
+expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1" \
+  "$(json_field warning "$verdict")"
+expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
+
+finish
