@@ -32,28 +32,18 @@ Job Id: 4242.pbs-sim
 QSTAT
 }
 
-# A rank that writes warned-RANK with the signal's name when SIGUSR1 comes, then waits for
-# the walltime's SIGTERM.
-cat >"$scratch/rank.py" <<'PY'
-import os, signal, sys, time
-rank = os.environ["RANK"]
-def warned(sig, frame):
-    with open(os.path.join(sys.argv[1], "warned-" + rank), "w") as f:
-        f.write(signal.Signals(sig).name + "\n")
-signal.signal(signal.SIGUSR1, warned)
-time.sleep(float(sys.argv[2]))
-PY
+rank_py="$EZPZ_SRC/tests/fixtures/python/warned_rank.py"
 all_warned() { [ "$(ls "$scratch/warned" | wc -l)" -eq 4 ]; }
 
 # --- PBS: warned 5 s before an 8 s walltime, then SIGTERM as PBS sends it ------------
 started=$(date +%s)
 qstat_output 00:00:08 >"$scratch/qstat.out"
 marker="${marker_base}7"
-launch_env "$EZPZ_BIN" launch --signal USR1@5 -- /usr/bin/python3 "$scratch/rank.py" \
+launch_env "$EZPZ_BIN" launch --signal USR1@5 -- /usr/bin/python3 "$rank_py" \
   "$scratch/warned" "$marker" >"$scratch/pbs.out" 2>"$scratch/pbs.err" &
 job_shell=$!
 on_exit "kill_pids KILL $job_shell"
-on_exit "kill_marked '/usr/bin/python3 $scratch/rank.py $scratch/warned $marker'"
+on_exit "kill_marked '/usr/bin/python3 $rank_py $scratch/warned $marker'"
 expect_true "pbs: every rank got SIGUSR1 within 15 s" wait_until 15 all_warned
 first=$(stat -c %Y "$scratch/warned"/warned-* | sort -n | head -n 1)
 expect_true "pbs: not before stime + 8 s - 5 s ($((first - started)) s)" test "$first" -ge $((started + 3))

@@ -9,19 +9,11 @@ source "$(dirname "$0")/slurm_common.sh"
 announce_passes
 
 mkdir -p "$scratch/warned"
-cat >"$scratch/rank.py" <<'PY'
-import os, signal, sys, time
-rank = os.environ["RANK"]
-def warned(sig, frame):
-    with open(os.path.join(sys.argv[1], "warned-" + rank), "w") as f:
-        f.write(signal.Signals(sig).name + "\n")
-signal.signal(signal.SIGUSR1, warned)
-time.sleep(float(sys.argv[2]))
-PY
+rank_py="$EZPZ_SRC/tests/fixtures/python/warned_rank.py"
 
 batch_timeout=150
 run_batch warn -N 2 --ntasks-per-node=2 --time=1 -- --background launch --signal USR1@40 -- \
-  /usr/bin/python3 "$scratch/rank.py" "$scratch/warned" 300
+  /usr/bin/python3 "$rank_py" "$scratch/warned" 300
 expect_eq "slurm: the limit's SIGTERM: exit 143" 143 "$rc"
 expect_eq "slurm: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
   "$(cd "$scratch/warned" && echo warned-*)"
