@@ -35,4 +35,20 @@ expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR
   "$(json_field warning "$verdict")"
 expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
 
+# --- SLURM_JOB_END_TIME (newer Slurm sets it) comes before squeue -----------------------
+# An end 45 s away puts USR1@43 2 s after the start, long before squeue's 60 s limit would;
+# the rank is warned, then ends on its own: a success that records the warning.
+rm -f "$scratch/warned"/warned-*
+batch_timeout=60
+run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 45)) \
+  launch --signal USR1@43 -- /usr/bin/python3 "$rank_py" "$scratch/warned" 8
+expect_eq "end from the environment: exit 0" 0 "$rc"
+expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
+  "$(cat "$scratch/warned/warned-0" 2>&1)"
+newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)  # ids begin with the date and time
+verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
+expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
+expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1" \
+  "$(json_field warning "$verdict")"
+
 finish

@@ -25,15 +25,16 @@ struct Forwarding {
   std::string_view dialect;
   std::initializer_list<int> signals;
 };
-// hydra: MPICH 4.0.2's mpiexec handles INT, QUIT, TERM, TSTP, USR1 and CONT and sends them to
-// every proxy (tried: USR1 reached both ranks of a two-host run; USR2 killed mpiexec, 140).
+// hydra: MPICH 4.0.2's mpiexec sends INT, QUIT, TERM and USR1 on to every proxy (tried, two
+// hosts: each reached both ranks; CONT reached none, USR2 killed mpiexec, exit 140).
 // srun: "Signals sent to the srun command are automatically forwarded to the tasks" (srun(1)).
-// openmpi: "SIGUSR1 and SIGUSR2 signals received by orterun are propagated" (mpirun(1)).
+// openmpi: "SIGUSR1 and SIGUSR2 signals received by orterun are propagated" (mpirun(1); tried
+// with 4.1: both reached both ranks, TERM ended the job).
 // aprun: HPE's list (HUP INT QUIT TERM ABRT USR1 USR2 URG WINCH). pals: assumed as aprun, its
 // predecessor; unverified, no PALS at hand. flux and torchrun: none (torchrun dies of USR1,
 // pytorch/pytorch#154849; flux run has its own --signal).
 const std::array<Forwarding, 5> k_forwarding = {{
-    {"hydra", {SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGCONT}},
+    {"hydra", {SIGINT, SIGQUIT, SIGTERM, SIGUSR1}},
     {"srun", {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}},
     {"openmpi", {SIGUSR1, SIGUSR2}},
     {"aprun", {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT, SIGUSR1, SIGUSR2, SIGURG, SIGWINCH}},
