@@ -231,11 +231,13 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
+  // Before the record opens: a --signal refused leaves no record of a run that never ran.
+  const std::optional<walltime::Schedule> warning = warning_schedule(o, prepared, context);
   effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
   sys::ProcessOptions options = process_options(o, matcher);
-  options.warning = warning_schedule(o, prepared, context);
+  options.warning = warning;
   sys::ProcessExecutor executor(context.env, options);
   executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);

@@ -89,6 +89,7 @@ expect_eq "outside a job: the one warning line" \
   "$(unknown_line "not inside a Slurm or PBS job")" "$(grep warning <<<"$err")"
 
 # --- Errors: exit 2, one line ----------------------------------------------------------
+records_before=$(ls "$scratch/runs" | wc -l)
 run_ezpz bad-spec launch -n 1 --signal USR1@soon -- true
 expect_eq "bad spec: exit 2" 2 "$rc"
 expect_eq "bad spec: the line" \
@@ -98,5 +99,7 @@ expect_eq "USR2 under Hydra: exit 2" 2 "$rc"
 expect_eq "USR2 under Hydra: the line" \
   "ezpz: error: --signal SIGUSR2: the hydra launcher does not pass it on to the ranks; it passes SIGINT, SIGQUIT, SIGTERM, SIGUSR1" \
   "$err"
+expect_eq "errors: no run record for a run that never ran" "$records_before" \
+  "$(ls "$scratch/runs" | wc -l)"
 
 finish
