@@ -185,7 +185,7 @@ std::optional<walltime::Schedule> warning_schedule(const AttemptOptions& o,
   log::info("--signal {}: the job ends in {} s; {} in {} s", walltime::describe(spec),
             *job.end - now, signal_name(spec.signal),
             walltime::seconds_until_warning(*job.end, now, spec));
-  return walltime::Schedule{.spec = spec, .at = *job.end - spec.seconds};
+  return walltime::Schedule{.spec = spec, .end = *job.end};
 }
 
 // After the job has ended, off its critical path: the records beyond the newest

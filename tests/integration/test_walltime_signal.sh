@@ -69,6 +69,15 @@ expect_eq "pbs: the verdict records the warning" "warned at T-5 s with SIGUSR1" 
   "$(json_field warning "$verdict")"
 expect_true "pbs: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
 
+# --- Less time left than --signal's seconds: no signal (ranks cannot have caught it yet) -----
+started=$(date +%s)
+qstat_output 00:10:00 >"$scratch/qstat.out"
+run_ezpz too-late launch -n 1 --signal USR1@900 -- true
+expect_eq "too late: exit 0" 0 "$rc"
+expect_match "too late: the one warning line" \
+  "^ezpz: warning: --signal USR1@900: the job ends in (600|599|598) s, within 900 s already; no SIGUSR1 will be sent \(ranks that have only started cannot have caught it yet\)\$" \
+  "$(grep warning <<<"$err")"
+
 # --- The end cannot be known: one warning line, and the run goes on ------------------
 unknown_line() {
   echo "ezpz: warning: --signal USR1@30: the job's end time is unknown ($1); no SIGUSR1 will be sent"

@@ -162,6 +162,15 @@ std::int64_t seconds_until_warning(std::int64_t end, std::int64_t now, const War
   return std::max<std::int64_t>(0, end - spec.seconds - now);
 }
 
+std::optional<std::string> too_late_warning(const WarnSpec& spec, std::int64_t end,
+                                            std::int64_t now) {
+  if (end - spec.seconds > now) return std::nullopt;
+  return fmt::format(
+      "--signal {}: the job ends in {} s, within {} s already; no {} will be sent (ranks that "
+      "have only started cannot have caught it yet)",
+      describe(spec), std::max<std::int64_t>(0, end - now), spec.seconds, signal_name(spec.signal));
+}
+
 std::string unknown_end_warning(const WarnSpec& spec, std::string_view why) {
   return fmt::format("--signal {}: the job's end time is unknown ({}); no {} will be sent",
                      describe(spec), why, signal_name(spec.signal));

@@ -20,10 +20,10 @@ struct WarnSpec {
   bool operator==(const WarnSpec&) const = default;
 };
 
-// When to send it: the spec and the time it is due (seconds since the epoch).
+// When to send it: the spec and the job's end (seconds since the epoch).
 struct Schedule {
   WarnSpec spec;
-  std::int64_t at = 0;
+  std::int64_t end = 0;
 };
 
 // "USR1@600", "SIGUSR1@600", "10@600", "USR1" (60 s, as srun): srun's --signal=[B:]SIG[@TIME]
@@ -47,6 +47,11 @@ std::optional<std::int64_t> walltime_seconds(std::string_view text);
 
 // Seconds from `now` until the signal is due (0: due now; the end is that close or past).
 std::int64_t seconds_until_warning(std::int64_t end, std::int64_t now, const WarnSpec& spec);
+
+// The line said when an attempt starts with less than the spec's seconds left (nullopt
+// otherwise): it gets no signal, since its ranks cannot have caught it yet and would die of it.
+std::optional<std::string> too_late_warning(const WarnSpec& spec, std::int64_t end,
+                                            std::int64_t now);
 
 // The one line said when the end cannot be known: the run goes on without the signal.
 std::string unknown_end_warning(const WarnSpec& spec, std::string_view why);

@@ -17,11 +17,17 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // The epoch time turned into the steady clock's once, so a change of the wall clock meanwhile
-// (NTP) moves nothing.
+// (NTP) moves nothing. An attempt that starts too late for the signal gets none.
 WalltimeWarner::WalltimeWarner(const std::optional<walltime::Schedule>& schedule) {
   if (!schedule) return;
+  const std::int64_t now = epoch_now();
+  if (auto line = walltime::too_late_warning(schedule->spec, schedule->end, now)) {
+    log::warn("{}", *line);
+    return;
+  }
   spec_ = schedule->spec;
-  due_ = Clock::now() + std::chrono::seconds(std::max<std::int64_t>(0, schedule->at - epoch_now()));
+  due_ = Clock::now() +
+         std::chrono::seconds(walltime::seconds_until_warning(schedule->end, now, *spec_));
 }
 
 milliseconds WalltimeWarner::until_due(milliseconds budget) const {

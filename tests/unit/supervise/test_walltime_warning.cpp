@@ -173,12 +173,23 @@ TEST_CASE("walltimes as PBS writes them", "[walltime]") {
   CHECK_FALSE(walltime_seconds("-1:00"));
 }
 
-TEST_CASE("the signal is due SECONDS before the end, at once when that has passed", "[walltime]") {
+TEST_CASE("the signal is due SECONDS before the end; an attempt that starts later gets none",
+          "[walltime]") {
   const WarnSpec spec{.signal = SIGUSR1, .seconds = 600};
   CHECK(seconds_until_warning(k_four_am + 3600, k_four_am, spec) == 3000);
   CHECK(seconds_until_warning(k_four_am + 600, k_four_am, spec) == 0);
   CHECK(seconds_until_warning(k_four_am + 300, k_four_am, spec) == 0);
   CHECK(seconds_until_warning(k_four_am - 5, k_four_am, spec) == 0);
+  CHECK_FALSE(too_late_warning(spec, k_four_am + 601, k_four_am));
+  CHECK(too_late_warning(spec, k_four_am + 600, k_four_am) ==
+        "--signal USR1@600: the job ends in 600 s, within 600 s already; no SIGUSR1 will be sent "
+        "(ranks that have only started cannot have caught it yet)");
+  CHECK(too_late_warning(spec, k_four_am + 300, k_four_am) ==
+        "--signal USR1@600: the job ends in 300 s, within 600 s already; no SIGUSR1 will be sent "
+        "(ranks that have only started cannot have caught it yet)");
+  CHECK(too_late_warning(spec, k_four_am - 5, k_four_am) ==
+        "--signal USR1@600: the job ends in 0 s, within 600 s already; no SIGUSR1 will be sent "
+        "(ranks that have only started cannot have caught it yet)");
 }
 
 TEST_CASE("what ezpz says and records of the warning", "[walltime]") {
