@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/supervise/run_record.hpp"
 #include "ezpz/supervise/walltime_warning.hpp"
 #include "tests/catch.hpp"
 
@@ -215,4 +216,23 @@ TEST_CASE("only a signal the launcher passes on to every rank", "[walltime]") {
         "SIGUSR1, SIGUSR2");
   CHECK(error_of([] { check_forwarded("torchrun", SIGUSR1); }) ==
         "--signal SIGUSR1: the torchrun launcher passes no signal on to the ranks");
+}
+
+TEST_CASE("the verdict keeps the warning, and ezpz runs show says it", "[walltime]") {
+  AttemptVerdict v;
+  v.exit_code = 143;
+  v.classification = {Ending::walltime, {}, {}, "SIGTERM inside the job"};
+  v.total_s = 60;
+  v.warning = verdict_words({.signal = SIGUSR1, .seconds = 40});
+  CHECK(verdict_json(v).find("\"warning\": \"warned at T-40 s with SIGUSR1\"") !=
+        std::string::npos);
+  RunSummary run;
+  run.id = "r1";
+  const std::string text = run_details({run, RunState::finished}, {verdict_json(v)}, "runs/r1");
+  CHECK(text.find("attempt 1: exit 143, walltime: SIGTERM inside the job (60.0 s)\n"
+                  "  warned at T-40 s with SIGUSR1\n") != std::string::npos);
+  v.warning.clear();
+  CHECK(verdict_json(v).find("\"warning\": null") != std::string::npos);
+  CHECK(run_details({run, RunState::finished}, {verdict_json(v)}, "runs/r1").find("warned") ==
+        std::string::npos);
 }
