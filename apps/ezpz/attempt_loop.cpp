@@ -13,12 +13,15 @@
 #include "cmd_stacks.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
+#include "ezpz/core/signals.hpp"
 #include "ezpz/output/rank_records.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/supervise/attempts.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
+#include "ezpz/supervise/walltime_warning.hpp"
 #include "ezpz/sys/executor.hpp"
+#include "ezpz/sys/job_end.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/run_effects.hpp"
 #include "ezpz/sys/run_records.hpp"
@@ -75,6 +78,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--spares", o.spares,
                  "Hold back K hosts; a failed node is swapped for one and the job relaunched")
       ->check(CLI::Range(0, 1 << 20))->group(group);
+  cmd.add_option("--signal", o.signal,
+                 "Send SIG to every rank SECONDS before the job's walltime ends (default 60), as "
+                 "srun --signal: USR1@600")
+      ->type_name("SIG[@SECONDS]")
+      ->group(group);
   cmd.add_flag("--no-record", o.no_record,
                "Write no run record (default: .ezpz/runs/ID: plan, output, verdicts)")
       ->group(group);
@@ -181,6 +189,27 @@ Env with_python_hook(const Context& context) {
   return env;
 }
 
+// --signal's schedule, from the job's end as the scheduler says it once now; nullopt (and one
+// warning line) when it cannot be known: the run goes on without the signal.
+std::optional<walltime::Schedule> warning_schedule(const AttemptOptions& o,
+                                                   const PreparedLaunch& prepared,
+                                                   const Context& context) {
+  if (o.signal.empty()) return std::nullopt;
+  const walltime::WarnSpec spec = walltime::parse_spec(o.signal);
+  walltime::check_forwarded(prepared.planned.launcher, spec.signal);
+  const sys::JobEnd job =
+      sys::read_job_end(prepared.context.scheduler, prepared.context.job_id, context.env);
+  if (!job.end) {
+    log::warn("{}", walltime::unknown_end_warning(spec, job.why));
+    return std::nullopt;
+  }
+  const std::int64_t now = sys::epoch_now();
+  log::info("--signal {}: the job ends in {} s; {} in {} s", walltime::describe(spec),
+            *job.end - now, signal_name(spec.signal),
+            walltime::seconds_until_warning(*job.end, now, spec));
+  return walltime::Schedule{.spec = spec, .end = *job.end};
+}
+
 // After the job has ended, off its critical path: the records beyond the newest
 // EZPZ_RUNS_KEEP go, in batches (prune_due), so .ezpz/runs does not grow with every
 // launch. Best effort.
@@ -225,6 +254,8 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
+  // Before the record opens: a --signal refused leaves no record of a run that never ran.
+  const std::optional<walltime::Schedule> warning = warning_schedule(o, prepared, context);
   effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
@@ -236,6 +267,7 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
       log::warn("stacks not taken: {}", e.what());
     }
   };
+  options.warning = warning;
   sys::ProcessExecutor executor(with_python_hook(context), options);
   executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);

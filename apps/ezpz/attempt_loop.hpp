@@ -33,6 +33,7 @@ struct AttemptOptions {
   // The console mode once the plan is known; nullopt: the bytes pass as they come (raw, or
   // ranks not wrapped by ezpz-rankenv).
   std::optional<output::ConsoleMode> console;
+  std::string signal;  // --signal SIG[@SECONDS]: a warning before the walltime ends; empty: none
 };
 
 // Declares the options above on `launch`.

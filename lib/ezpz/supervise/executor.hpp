@@ -22,6 +22,7 @@ struct RunOutcome {
   std::optional<std::chrono::milliseconds> to_first_output{};  // with capture
   std::chrono::milliseconds total{0};
   std::string output_tail{};  // with capture: at least the last tail_bytes of the output
+  std::string warning{};      // --signal's, once sent: "warned at T-600 s with SIGUSR1"
 };
 
 class Executor {

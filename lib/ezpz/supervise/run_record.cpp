@@ -115,6 +115,7 @@ std::string verdict_json(const AttemptVerdict& v) {
       {"swaps", v.swaps},
       {"next", v.next},
       {"leftovers", v.leftovers},
+      {"warning", v.warning.empty() ? Json(nullptr) : Json(v.warning)},
       {"timings",
        {{"to_spawn_s", ms(v.to_spawn_s)},
         {"to_first_output_s",
@@ -246,6 +247,10 @@ std::string run_details(const ListedRun& run, const std::vector<std::string>& ve
                        v.value("exit_code", 0), v.value("classification", "?"),
                        v.value("reason", ""), v["timings"].value("total_s", 0.0),
                        v.value("next", "").empty() ? "" : "; " + v.value("next", ""));
+    // --signal's warning, when one was sent: "warned at T-600 s with SIGUSR1".
+    if (auto w = v.find("warning"); w != v.end() && w->is_string()) {
+      out += fmt::format("  {}\n", w->get<std::string>());
+    }
   }
   out += fmt::format("records in {}\n", directory);
   return out;

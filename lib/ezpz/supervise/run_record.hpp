@@ -33,6 +33,7 @@ struct AttemptVerdict {
   std::vector<std::string> last_lines = {};
   std::string output_path = {};  // the attempt's output.log; empty when not recorded
   std::vector<std::string> hints = {};  // known_error_hints() of a failed attempt's output
+  std::string warning = {};             // --signal's, when sent: "warned at T-600 s with SIGUSR1"
 };
 std::string verdict_json(const AttemptVerdict& verdict);
 

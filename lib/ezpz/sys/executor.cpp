@@ -28,6 +28,7 @@
 #include "ezpz/sys/output_pump.hpp"
 #include "ezpz/sys/spawn.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
+#include "ezpz/sys/walltime_warner.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -348,12 +349,13 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
   SignalFd signal_fd(supervised_signals(ignored));
   SignalForwarder forwarder(launcher, options.grace);
   Watchdogs watchdogs(options);
+  WalltimeWarner warner(options.warning);
   const Clock::time_point started = Clock::now();
   while (true) {
     std::vector<pollfd> fds{{signal_fd.fd(), POLLIN, 0}};
     if (pump) pump->watch(fds);
     if (relay) relay->watch(fds);
-    milliseconds budget = watchdogs.until_due(forwarder.wait_budget());
+    milliseconds budget = warner.until_due(watchdogs.until_due(forwarder.wait_budget()));
     if (auto due = pump ? pump->due_in() : std::nullopt) budget = std::min(budget, *due);
     if (::poll(fds.data(), fds.size(), static_cast<int>(budget.count())) > 0) {
       for (int sig : signal_fd.take()) {
@@ -395,6 +397,9 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
         options.take_stacks(options.output_record_path);
       }
       if (forwarder.stop(limit->second)) outcome.watchdog = limit->first;
+    }
+    if (forwarder.stop_signal() == 0) {
+      if (auto words = warner.send_if_due(launcher)) outcome.warning = std::move(*words);
     }
     forwarder.enforce_grace();
   }

@@ -12,6 +12,7 @@
 #include "ezpz/supervise/attempts.hpp"
 #include "ezpz/supervise/executor.hpp"
 #include "ezpz/supervise/kill.hpp"
+#include "ezpz/supervise/walltime_warning.hpp"
 
 namespace ezpz::sys {
 
@@ -48,6 +49,8 @@ struct ProcessOptions {
   std::function<void(const std::string& output_record_path)> take_stacks{};
   // With capture: how much of the output's end the outcome keeps.
   std::size_t tail_bytes = 256 * 1024;
+  // --signal: this signal goes to the launcher at this time (sys/walltime_warner.hpp).
+  std::optional<walltime::Schedule> warning{};
 };
 
 // The seam's, declared in lib; named here too, where it always was.

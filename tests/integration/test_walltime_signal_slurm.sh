@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# launch --signal USR1@40 in a real Slurm job with a 1-minute limit, 2 nodes x 2 ranks: ezpz
+# reads the job's end from squeue (Slurm 22.05 sets no SLURM_JOB_END_TIME), srun passes SIGUSR1
+# on to every task, each Python rank catches it and writes a file; the SIGTERM Slurm sends at
+# the limit still ends the run as `walltime` (143, not retried), and the verdict records the
+# warning. About 1.5 minutes: Slurm's limit is whole minutes, checked every 30 s or so.
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/slurm_common.sh"
+announce_passes
+
+mkdir -p "$scratch/warned"
+rank_py="$EZPZ_SRC/tests/fixtures/python/warned_rank.py"
+
+batch_timeout=150
+run_batch warn -N 2 --ntasks-per-node=2 --time=1 -- --background launch --signal USR1@40 -- \
+  /usr/bin/python3 "$rank_py" "$scratch/warned" 300
+expect_eq "slurm: the limit's SIGTERM: exit 143" 143 "$rc"
+expect_eq "slurm: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
+  "$(cd "$scratch/warned" && echo warned-*)"
+expect_eq "slurm: each file names SIGUSR1" "SIGUSR1
+SIGUSR1
+SIGUSR1
+SIGUSR1" "$(cat "$scratch/warned"/warned-* 2>&1)"
+expect_true "slurm: ezpz says it sends the signal" grep -qxF \
+  "ezpz: 40 s before the job's walltime ends: sending SIGUSR1 to every rank (--signal USR1@40)" \
+  <<<"$err"
+# 40 s before the 60 s limit: 20 s after the job started (whole seconds on both sides).
+started=$(date -d "$(scontrol -o show job "$job_id" | sed -n 's/.* StartTime=\([^ ]*\).*/\1/p')" +%s)
+first=$(stat -c %Y "$scratch/warned"/warned-* 2>/dev/null | sort -n | head -n 1)
+expect_true "slurm: warned 20 s after the start ($((${first:-0} - started)) s)" \
+  test "$((${first:-0} - started))" -ge 20 -a "$((${first:-0} - started))" -le 22
+verdict=$(cat "$scratch"/runs/*/attempt-1/verdict.json 2>&1)
+expect_eq "slurm: still classified walltime" walltime "$(json_field classification "$verdict")"
+expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1" \
+  "$(json_field warning "$verdict")"
+expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
+
+# --- SLURM_JOB_END_TIME (newer Slurm sets it) comes before squeue -----------------------
+# An end 45 s away puts USR1@43 2 s after the start, long before squeue's 60 s limit would;
+# the rank is warned, then ends on its own: a success that records the warning.
+rm -f "$scratch/warned"/warned-*
+batch_timeout=60
+run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 45)) \
+  launch --signal USR1@43 -- /usr/bin/python3 "$rank_py" "$scratch/warned" 8
+expect_eq "end from the environment: exit 0" 0 "$rc"
+expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
+  "$(cat "$scratch/warned/warned-0" 2>&1)"
+newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)  # ids begin with the date and time
+verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
+expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
+expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1" \
+  "$(json_field warning "$verdict")"
+
+finish
