@@ -82,6 +82,7 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
     v.output_path = std::move(output_path);
   }
   if (v.classification.ending != Ending::success) v.hints = known_error_hints(outcome.output_tail);
+  v.startup = outcome.startup;
   return v;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ezpz/launch/plan.hpp"
+#include "ezpz/output/startup.hpp"
 #include "ezpz/supervise/attempts.hpp"
 
 namespace ezpz {
@@ -22,6 +23,7 @@ struct RunOutcome {
   std::optional<std::chrono::milliseconds> to_first_output{};  // with capture
   std::chrono::milliseconds total{0};
   std::string output_tail{};  // with capture: at least the last tail_bytes of the output
+  std::vector<output::Stamp> startup{};  // with records: the ranks' start-up stamps
 };
 
 class Executor {

@@ -121,6 +121,7 @@ std::string verdict_json(const AttemptVerdict& v) {
          optional_number(v.to_first_output_s ? std::optional(ms(*v.to_first_output_s))
                                              : std::nullopt)},
         {"total_s", ms(v.total_s)}}},
+      {"startup", output::startup_json(v.startup)},
   };
   return json.dump(2) + "\n";
 }
@@ -246,6 +247,7 @@ std::string run_details(const ListedRun& run, const std::vector<std::string>& ve
                        v.value("exit_code", 0), v.value("classification", "?"),
                        v.value("reason", ""), v["timings"].value("total_s", 0.0),
                        v.value("next", "").empty() ? "" : "; " + v.value("next", ""));
+    out += output::startup_table(output::stamps_from_json(v.value("startup", Json())));
   }
   out += fmt::format("records in {}\n", directory);
   return out;

@@ -432,6 +432,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
     throw Error("executor: capture_output and stdout_path cannot be combined", ExitCode::failure);
   }
   const Clock::time_point started = Clock::now();
+  const auto started_wall = std::chrono::system_clock::now().time_since_epoch();
   std::optional<StdinRelay> relay;
   if (plan.relay_stdin) relay.emplace();
   Env env = launcher_environment(base_, plan.env);
@@ -444,6 +445,8 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (options_.capture_output) {
     pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
+    pump->time_startup_from(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
   ChildSetup setup{.ignored = inherited_ignored_signals(), .stdout_fd = out.fd()};
@@ -465,6 +468,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
             outcome);
   outcome.total = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
   if (pump) outcome.output_tail = pump->tail();
+  if (pump) outcome.startup = pump->startup();
   return outcome;
 }
 

@@ -56,10 +56,20 @@ struct OutputPump::Stream {
       : console(mode), assembler([this](const output::RankLine& line) { take(line); }) {}
 
   void take(const output::RankLine& line) {
+    if (line.control) return take_stamp(line);
     console.line(line, now, shown);
     decoded.append(line.text);
     if (line.complete) decoded += '\n';
     if (line.rank >= 0 && keep_ranks) keep_rank_line(line);
+  }
+
+  // A start-up stamp: kept for the verdict, never shown; a malformed one is dropped.
+  void take_stamp(const output::RankLine& line) {
+    const auto arrival = std::chrono::system_clock::now().time_since_epoch();
+    const std::int64_t arrival_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(arrival).count();
+    auto stamp = output::read_stamp(line.rank, line.text, start_ns, arrival_ns);
+    if (stamp) stamps.push_back(std::move(*stamp));
   }
 
   // A line that fits one record (almost all) is written here, without the encoder's copies.
@@ -80,6 +90,8 @@ struct OutputPump::Stream {
   output::Millis last_read{0};
   bool flushed = true;      // the assembler's partial lines since the last read were handed on
   bool keep_ranks = false;  // ranks.log is written
+  std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
+  std::vector<output::Stamp> stamps;  // start-up stamps, as they came
   std::string shown;        // what the console shows
   std::string decoded;      // the lines as the ranks wrote them: the tail's and the watcher's
   std::string ranked;       // ranks.log's records
@@ -221,6 +233,21 @@ void OutputPump::tick() {
     stream.console.tick(now, stream.shown);
     show(pipe);
   }
+}
+
+void OutputPump::time_startup_from(std::int64_t start_unix_ns) {
+  for (Pipe& pipe : pipes_) {
+    if (pipe.records) pipe.records->start_ns = start_unix_ns;
+  }
+}
+
+std::vector<output::Stamp> OutputPump::startup() const {
+  std::vector<output::Stamp> stamps;
+  for (const Pipe& pipe : pipes_) {
+    if (pipe.records)
+      stamps.insert(stamps.end(), pipe.records->stamps.begin(), pipe.records->stamps.end());
+  }
+  return stamps;
 }
 
 void OutputPump::close_child_ends() {

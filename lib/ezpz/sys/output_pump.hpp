@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ezpz/output/console.hpp"
+#include "ezpz/output/startup.hpp"
 
 namespace ezpz::sys {
 
@@ -66,6 +67,11 @@ class OutputPump {
   // it carries the job's bulk output, and a regex per line would cost more than the copy.
   void watch_stderr_lines(std::function<bool(std::string_view)> watcher);
   const std::optional<std::string>& tripped_line() const { return tripped_; }
+
+  // With records: the ranks' start-up stamps (output/startup.hpp) are measured from
+  // `start_unix_ns` (ezpz's start, on the wall clock) and kept, not shown.
+  void time_startup_from(std::int64_t start_unix_ns);
+  std::vector<output::Stamp> startup() const;
 
   // ezpz's own stdout was closed by its reader (EPIPE): `ezpz launch ... | head`.
   bool stdout_closed() const { return stdout_closed_; }
