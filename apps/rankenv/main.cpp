@@ -28,7 +28,7 @@
 // two pipes and a signalfd. A partial line goes out after k_quiet_ms of quiet.
 // Its own failure lines stay plain lines on stderr (not records), after the
 // rank's output: ezpz reads them back as the launcher's (rank -1).
-// In that mode it also sends start-up stamps (lib/ezpz/output/startup.hpp) as
+// In that mode it also sends start-up stamps (lib/ezpz/output/stamp_line.hpp) as
 // control records: `exec` (its own start), `first_output`, and the program's
 // "EZPZ_STAMP phase" lines, which it takes out of the output.
 #include <fcntl.h>
@@ -208,7 +208,7 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
-// The wall clock, for start-up stamps (ezpz subtracts its own: startup.hpp).
+// The wall clock, for start-up stamps (ezpz subtracts its own: stamp_line.hpp).
 std::int64_t unix_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);

@@ -50,6 +50,16 @@ expect_eq "verdict.json: six phases of each rank, exec first and first_step last
 first_step [4, 4, 4, 4, 4, 4]" \
   "$("$python" -c "$check" "$scratch/runs/$id/attempt-1/verdict.json" "$phases" "$(hostname)")"
 
+# The verdict's time to first output is the ranks' first byte, not ezpz-rankenv's exec stamp
+# (which reaches ezpz first): timings are truncated to the ms, so 5 ms of slack.
+first='import json, sys
+v = json.load(open(sys.argv[1]))
+first = min(r["phases"]["first_output"] for r in v["startup"]["ranks"])
+t = v["timings"]
+print(t["to_spawn_s"] + t["to_first_output_s"] >= first - 0.005, first, t)'
+expect_match "verdict.json: to_first_output_s is the first rank output's" "^True " \
+  "$("$python" -c "$first" "$scratch/runs/$id/attempt-1/verdict.json")"
+
 # --output raw: no records, so no stamps; the lines stay in the output as printed.
 run_ezpz raw EZPZ_OUTPUT=raw -v launch -n 2 -- "$python" startup_ddp.py
 expect_eq "raw: exit status" 0 "$rc"

@@ -362,7 +362,7 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       if (relay) relay->transfer(fds);
       if (pump && pump->transfer(fds) > 0) {
         watchdogs.saw_output();
-        if (!outcome.to_first_output) {
+        if (!outcome.to_first_output && pump->output_seen()) {
           outcome.to_first_output = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
         }
         if (pump->tripped_line() && outcome.watchdog == Watchdog::none &&

@@ -57,6 +57,7 @@ struct OutputPump::Stream {
 
   void take(const output::RankLine& line) {
     if (line.control) return take_stamp(line);
+    text_seen = true;
     console.line(line, now, shown);
     decoded.append(line.text);
     if (line.complete) decoded += '\n';
@@ -90,6 +91,7 @@ struct OutputPump::Stream {
   output::Millis last_read{0};
   bool flushed = true;      // the assembler's partial lines since the last read were handed on
   bool keep_ranks = false;  // ranks.log is written
+  bool text_seen = false;   // a line that was not a stamp
   std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
   std::vector<output::Stamp> stamps;  // start-up stamps, as they came
   std::string shown;        // what the console shows
@@ -241,6 +243,12 @@ void OutputPump::time_startup_from(std::int64_t start_unix_ns) {
   }
 }
 
+bool OutputPump::output_seen() const {
+  return output_seen_ || std::any_of(pipes_.begin(), pipes_.end(), [](const Pipe& pipe) {
+           return pipe.records && pipe.records->text_seen;
+         });
+}
+
 std::vector<output::Stamp> OutputPump::startup() const {
   std::vector<output::Stamp> stamps;
   for (const Pipe& pipe : pipes_) {
@@ -291,6 +299,7 @@ std::size_t OutputPump::splice_once(Pipe& pipe) {
     return read_once(pipe);
   }
   const auto count = static_cast<std::size_t>(teed);
+  output_seen_ = true;
   pass_on(pipe, count);
   record_copy(count);
   spliced_ = true;
@@ -438,6 +447,7 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
     return data.size();
   }
   if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
+  output_seen_ = true;
   keep(data);
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(data);
   return data.size();
