@@ -28,6 +28,9 @@
 // two pipes and a signalfd. A partial line goes out after k_quiet_ms of quiet.
 // Its own failure lines stay plain lines on stderr (not records), after the
 // rank's output: ezpz reads them back as the launcher's (rank -1).
+// In that mode it also sends start-up stamps (lib/ezpz/output/stamp_line.hpp) as
+// control records: `exec` (its own start), `first_output`, and the program's
+// "EZPZ_STAMP phase" lines, which it takes out of the output.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -41,6 +44,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +54,7 @@
 
 #include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/output/rank_records.hpp"
+#include "ezpz/output/stamp_line.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 
 namespace {
@@ -203,13 +208,31 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
+// The wall clock, for start-up stamps (ezpz subtracts its own: stamp_line.hpp).
+std::int64_t unix_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
 // One of the rank's two streams: its pipe, our own fd, and the records on their way.
 struct Relay {
   Relay(int from_fd, int to_fd, long rank)
-      : from(from_fd), to(to_fd), encoder(rank, [this](std::string_view record) {
-          if (batch.size() + record.size() > ezpz::output::k_write_max) send();
-          batch.append(record);
-        }) {}
+      : from(from_fd), to(to_fd), encoder(rank, [this](std::string_view record) { add(record); }) {
+    // The program's "EZPZ_STAMP phase [seconds]" lines become control records, stamped now.
+    encoder.take_stamps([this, rank](std::string_view line) {
+      const auto stamp = ezpz::output::parse_stamp_line(line);
+      if (stamp) stamp_now(rank, stamp->phase, stamp->unix_ns.value_or(unix_ns()));
+      return stamp.has_value();
+    });
+  }
+  void add(std::string_view record) {
+    if (batch.size() + record.size() > ezpz::output::k_write_max) send();
+    batch.append(record);
+  }
+  void stamp_now(long rank, std::string_view phase, std::int64_t ns, std::string_view host = {}) {
+    add(ezpz::output::control_record(rank, ezpz::output::stamp_text(phase, ns, host)));
+  }
   // The batch in one write: whole records, at most PIPE_BUF bytes (k_write_max). A reader gone: the
   // rank's next write fails as it would have without us (EPIPE, SIGPIPE).
   void send() {
@@ -224,6 +247,7 @@ struct Relay {
   void read_some() {
     static char buffer[64 * 1024];
     const ssize_t n = ::read(from, buffer, sizeof buffer);
+    got_bytes = got_bytes || n > 0;
     if (n > 0) encoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
       close_pipe();
@@ -237,6 +261,7 @@ struct Relay {
   std::string batch;
   ezpz::output::RecordEncoder encoder;
   long last_read_ms = 0;
+  bool got_bytes = false;
 };
 
 // poll()'s timeout: until the first partial line has been quiet for k_quiet_ms (-1: none).
@@ -262,9 +287,10 @@ void flush_quiet(Relay* const* relays, long now) {
 
 // wait_for, relaying the rank's output meanwhile. When the child has ended, what its pipes
 // hold is relayed; a grandchild that keeps them open is not waited for.
-bool relay_and_wait(const Child& child, int signals, Relay* const* relays, int& status) {
+bool relay_and_wait(const Child& child, int signals, Relay* const* relays, long rank, int& status) {
   bool stopped = false;
   bool exited = false;
+  bool first_output = false;
   const pid_t launcher = getppid();
   for (;;) {
     pollfd fds[3] = {{.fd = signals, .events = POLLIN, .revents = 0},
@@ -274,8 +300,14 @@ bool relay_and_wait(const Child& child, int signals, Relay* const* relays, int& 
     if (exited && !open) break;
     const int ready = ::poll(fds, 3, exited ? 0 : quiet_timeout(relays, now_ms()));
     if (ready == 0 && exited) break;
+    const std::int64_t woke_ns = first_output ? 0 : unix_ns();
     for (int i = 0; i < 2; ++i) {
       if (fds[i + 1].revents != 0) relays[i]->read_some();
+    }
+    if (!first_output && (relays[0]->got_bytes || relays[1]->got_bytes)) {
+      first_output = true;
+      relays[0]->stamp_now(rank, "first_output", woke_ns);
+      relays[0]->send();
     }
     flush_quiet(relays, now_ms());
     signalfd_siginfo info{};
@@ -332,7 +364,7 @@ std::string host_name() {
   return ezpz::rank_host(launcher ? launcher : "", lookup, name);
 }
 
-[[noreturn]] void run_as_parent(char** argv) {
+[[noreturn]] void run_as_parent(char** argv, std::int64_t exec_ns) {
   struct sigaction chld {};
   ::sigaction(SIGCHLD, nullptr, &chld);
   const bool chld_ignored = chld.sa_handler == SIG_IGN;
@@ -366,7 +398,9 @@ std::string host_name() {
     Relay out(out_pipe[0], STDOUT_FILENO, rank_number);
     Relay err(err_pipe[0], STDERR_FILENO, rank_number);
     Relay* const relays[2] = {&out, &err};
-    stopped = relay_and_wait(child, signals, relays, status);
+    out.stamp_now(rank_number, "exec", exec_ns, host_name());
+    out.send();
+    stopped = relay_and_wait(child, signals, relays, rank_number, status);
   } else {
     stopped = wait_for(child, waited, status);
   }
@@ -390,6 +424,7 @@ int decode(const char* dir) {
   long counts[2] = {0, 0};           // pieces, whole lines
   bool failed = false;
   ezpz::output::RecordAssembler assembler([&](const ezpz::output::RankLine& line) {
+    if (line.control) return;  // start-up stamps: not the rank's bytes
     std::FILE*& file = files[line.rank];
     const std::string name = line.rank < 0 ? "launcher" : std::to_string(line.rank);
     if (file == nullptr) file = std::fopen((std::string(dir) + "/" + name).c_str(), "w");
@@ -416,6 +451,7 @@ int decode(const char* dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::int64_t exec_ns = unix_ns();  // the launcher started the rank: the `exec` stamp
   if (argc == 3 && std::strcmp(argv[1], "--decode") == 0) return decode(argv[2]);
   if (argc < 2) {
     std::fprintf(stderr, "ezpz-rankenv: usage: ezpz-rankenv COMMAND [ARGS...]\n");
@@ -426,5 +462,5 @@ int main(int argc, char** argv) {
     setenv(name.c_str(), value.c_str(), 1);
   }
   take_stdin();
-  run_as_parent(argv + 1);
+  run_as_parent(argv + 1, exec_ns);
 }

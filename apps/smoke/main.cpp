@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/runtime/stamp.hpp"
 #include "ezpz/smoke/smoke_flags.hpp"
 #include "ezpz/smoke/smoke_test.hpp"
 #include "trainer.hpp"
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   SmokeOptions options;
   options.main_entered = std::chrono::steady_clock::now();
+  ezpz::dist::stamp("import_torch");  // libtorch's static initialisers have run
   options.started = process_start();
   CLI::App app{"ezpz-smoke: data-parallel libtorch smoke test (run by `ezpz test`)", "ezpz-smoke"};
   ezpz::smoke::declare_flags(app, options, ezpz::smoke::FlagSet::trainer, "Options");

@@ -19,6 +19,7 @@
 #include "ezpz/launchers/runtime_env.hpp"
 #include "ezpz/runtime/dist.hpp"
 #include "ezpz/runtime/grad_sync.hpp"
+#include "ezpz/runtime/stamp.hpp"
 #include "ezpz/smoke/report.hpp"
 
 namespace ezpz::smoke {
@@ -266,6 +267,7 @@ void train(Run& run, Trainer& trainer) {
     StepRecord r = trainer.step(i);
     run.steps.push_back(r);
     if (i == 1) {
+      dist::stamp("first_step");
       dist::log(run.dist, "first step done {:.0f} ms after start", seconds_since(o.started) * 1e3);
     }
     if (i % o.log_freq != 0 && i != o.iters) continue;
@@ -382,6 +384,7 @@ void check_perturb_rank(const SmokeOptions& o, const dist::Dist& d) {
 int train_and_check(Run& run) {
   Clock::time_point start = Clock::now();
   run.dist = dist::setup(run.env);
+  dist::stamp("process_group");
   run.setup_s = seconds_since(start);
   check_perturb_rank(run.options, run.dist);
   run.phase = "broadcasting rank 0's parameters";

@@ -9,6 +9,8 @@ source "$(dirname "$0")/common.sh"
 
 require_mpiexec
 source "$(dirname "$0")/rank_records_common.sh"
+# The records less the start-up stamps (control records "RANK! ...", issue 19).
+text_records() { grep -v '^[0-9]*! ' "$1"; }
 
 # --- 4 ranks x 3000 lines, through the relay ---------------------------------------
 relay_run relay mpiexec -n 4
@@ -24,7 +26,12 @@ clean_env EZPZ_OUTPUT_RECORDS=1 mpiexec -n 2 "$rankenv" \
   sh -c 'echo "out $RANK"; echo "err $RANK" >&2; exit $((RANK * 3))' \
   >"$scratch/out" 2>"$scratch/err"
 expect_eq "stderr: stdout's records" "0: out 0
-1: out 1" "$(sort "$scratch/out")"
+1: out 1" "$(text_records "$scratch/out" | sort)"
+expect_match "stamps: each rank's exec (with its host), then its first output" \
+  "^0! exec [0-9]{19} $(hostname)
+0! first_output [0-9]{19}
+1! exec [0-9]{19} $(hostname)
+1! first_output [0-9]{19}\$" "$(grep '^[0-9]*! ' "$scratch/out" | sort -s -k1,1)"
 expect_match "stderr: the rank's lines as records, the failure line as it was" \
   "^0: err 0
 1: err 1
@@ -37,12 +44,12 @@ ezpz-rankenv: rank 1 \(pid [0-9]+\) on [^ ]+: exited with code 3$" "$(sort "$scr
   >"$scratch/quiet") &
 relay_pid=$!
 on_exit "kill -KILL $relay_pid 2>/dev/null"
-has_piece() { [ "$(cat "$scratch/quiet" 2>/dev/null)" == "0+ Loading... " ]; }
+has_piece() { [ "$(text_records "$scratch/quiet" 2>/dev/null)" == "0+ Loading... " ]; }
 expect_true "quiet: the partial line arrives as a piece" wait_until 5 has_piece
 # From another process than its parent (whose signals reached the rank's group already).
 /bin/kill -TERM "$relay_pid"
 wait "$relay_pid"
 expect_eq "signal: passed on; the rank's exit code" 7 "$?"
 expect_eq "signal: the rank's last line" "0+ Loading... 
-0: got TERM" "$(cat "$scratch/quiet")"
+0: got TERM" "$(text_records "$scratch/quiet")"
 finish

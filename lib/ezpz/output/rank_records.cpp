@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "ezpz/output/stamp_line.hpp"
+
 namespace ezpz::output {
 
 namespace {
@@ -23,18 +25,23 @@ struct Parsed {
   long rank = -1;
   bool complete = true;
   std::string_view text;
+  bool control = false;
 };
 
 Parsed parse_record(std::string_view line) {
   std::size_t digits = 0;
   while (digits < line.size() && digits <= k_rank_digits_max && is_digit(line[digits])) ++digits;
   const bool header = digits > 0 && digits <= k_rank_digits_max && line.size() >= digits + 2 &&
-                      (line[digits] == ':' || line[digits] == '+') && line[digits + 1] == ' ';
+                      (line[digits] == ':' || line[digits] == '+' || line[digits] == '!') &&
+                      line[digits + 1] == ' ';
   // Records are cut to k_record_max with their newline, so a longer line was never one.
   if (!header || (line[0] == '0' && digits > 1) || line.size() >= k_record_max) return {};
   long rank = 0;
   for (std::size_t i = 0; i < digits; ++i) rank = rank * 10 + (line[i] - '0');
-  return {.rank = rank, .complete = line[digits] == ':', .text = line.substr(digits + 2)};
+  return {.rank = rank,
+          .complete = line[digits] != '+',
+          .text = line.substr(digits + 2),
+          .control = line[digits] == '!'};
 }
 
 // The records of `text` after `prefix` (the rank), built in `record`, which the caller keeps
@@ -60,6 +67,12 @@ void encode(std::string_view prefix, std::string_view text, bool complete, std::
 
 }  // namespace
 
+std::string control_record(long rank, std::string_view text) {
+  std::string record = std::to_string(rank);
+  record.append("! ").append(text).push_back('\n');
+  return record;
+}
+
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write) {
   std::string record;
@@ -72,10 +85,19 @@ RecordEncoder::RecordEncoder(long rank, Write write)
   record_.reserve(k_record_max);
 }
 
+// One byte compared on most lines: the stamp check costs the relay nothing measurable.
+bool RecordEncoder::stamped(std::string_view line) const {
+  return stamp_ && !line.empty() && line[0] == k_stamp_prefix[0] &&
+         line.starts_with(k_stamp_prefix) && stamp_(line);
+}
+
 void RecordEncoder::send(std::string_view text, bool complete) {
-  if (partial_.empty()) return encode(prefix_, text, complete, record_, write_);
+  if (partial_.empty()) {
+    if (complete && stamped(text)) return;
+    return encode(prefix_, text, complete, record_, write_);
+  }
   partial_.append(text);
-  encode(prefix_, partial_, complete, record_, write_);
+  if (!complete || !stamped(partial_)) encode(prefix_, partial_, complete, record_, write_);
   partial_.clear();
 }
 
@@ -116,8 +138,8 @@ void RecordEncoder::flush() {
 
 RecordAssembler::RecordAssembler(Sink sink) : sink_(std::move(sink)) {}
 
-void RecordAssembler::hand_on(long rank, std::string_view text, bool complete) {
-  sink_(RankLine{.rank = rank, .text = text, .complete = complete});
+void RecordAssembler::hand_on(long rank, std::string_view text, bool complete, bool control) {
+  sink_(RankLine{.rank = rank, .text = text, .complete = complete, .control = control});
 }
 
 void RecordAssembler::record(long rank, bool complete, std::string_view text) {
@@ -135,6 +157,7 @@ void RecordAssembler::record(long rank, bool complete, std::string_view text) {
 void RecordAssembler::line(std::string_view bytes) {
   const Parsed parsed = parse_record(bytes);
   if (parsed.rank < 0) return hand_on(-1, bytes, true);
+  if (parsed.control) return hand_on(parsed.rank, parsed.text, true, true);  // never pending
   record(parsed.rank, parsed.complete, parsed.text);
 }
 
@@ -177,7 +200,7 @@ void RecordAssembler::finish() {
   if (!buffer_.empty()) {  // the stream ended mid-line: a record's piece, or the launcher's
     const Parsed parsed = parse_record(buffer_);
     if (parsed.rank < 0) hand_on(-1, buffer_, false);
-    if (parsed.rank >= 0) record(parsed.rank, false, parsed.text);
+    if (parsed.rank >= 0 && !parsed.control) record(parsed.rank, false, parsed.text);
     buffer_.clear();
   }
   foreign_ = false;

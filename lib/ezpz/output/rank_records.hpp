@@ -56,7 +56,12 @@ struct RankLine {
   std::string_view text;   // without the newline
   bool complete = true;    // false: the line goes on in this rank's next RankLine (a '\r'
                            // redraw, a quiet spell, k_pending_max), or the rank ended mid-line
+  bool control = false;    // a control record ("<rank>! text"): a start-up stamp (startup.hpp),
+                           // for ezpz, never shown
 };
+
+// A control record of `rank` carrying `text` (one line, shorter than a record): "<rank>! text\n".
+std::string control_record(long rank, std::string_view text);
 
 // Encodes `text` of `rank` (>= 0) as records of at most k_record_max bytes each, calling `write`
 // once per record (ezpz-rankenv: one write(2) each). A '\n' in `text` ends a line there;
@@ -75,11 +80,16 @@ class RecordEncoder {
   void feed(std::string_view bytes);
   void flush();  // the partial line, as a piece
   bool holding() const { return !partial_.empty(); }
+  // Whole lines that start with "EZPZ_STAMP " (startup.hpp) go to `stamp` first; it returns
+  // false to leave one in the output (a malformed stamp).
+  void take_stamps(std::function<bool(std::string_view line)> stamp) { stamp_ = std::move(stamp); }
 
  private:
   void send(std::string_view text, bool complete);
+  bool stamped(std::string_view line) const;
   std::string prefix_;  // the rank, in decimal
   Write write_;
+  std::function<bool(std::string_view line)> stamp_;
   std::string partial_;  // the bytes of the line so far, less than a record's text
   std::string record_;   // reused for each record
 };
@@ -101,7 +111,7 @@ class RecordAssembler {
  private:
   void line(std::string_view bytes);  // one line of the stream, without its newline
   void record(long rank, bool complete, std::string_view text);
-  void hand_on(long rank, std::string_view text, bool complete);
+  void hand_on(long rank, std::string_view text, bool complete, bool control = false);
   Sink sink_;
   std::string buffer_;                   // an unfinished line of the stream
   bool foreign_ = false;                 // buffer_ overflowed: the rest of this line is rank -1's

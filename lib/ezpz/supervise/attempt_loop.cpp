@@ -85,6 +85,7 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   }
   if (v.classification.ending != Ending::success) v.hints = known_error_hints(outcome.output_tail);
   v.warning = outcome.warning;
+  v.startup = outcome.startup;
   return v;
 }
 

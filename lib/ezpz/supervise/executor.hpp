@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ezpz/launch/plan.hpp"
+#include "ezpz/output/startup.hpp"
 #include "ezpz/supervise/attempts.hpp"
 
 namespace ezpz {
@@ -23,6 +24,7 @@ struct RunOutcome {
   std::chrono::milliseconds total{0};
   std::string output_tail{};  // with capture: at least the last tail_bytes of the output
   std::string warning{};      // --signal's, once sent: "warned at T-600 s with SIGUSR1"
+  std::vector<output::Stamp> startup{};  // with records: the ranks' start-up stamps
 };
 
 class Executor {

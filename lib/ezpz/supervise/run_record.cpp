@@ -122,6 +122,7 @@ std::string verdict_json(const AttemptVerdict& v) {
          optional_number(v.to_first_output_s ? std::optional(ms(*v.to_first_output_s))
                                              : std::nullopt)},
         {"total_s", ms(v.total_s)}}},
+      {"startup", output::startup_json(v.startup)},
   };
   return json.dump(2) + "\n";
 }
@@ -251,6 +252,7 @@ std::string run_details(const ListedRun& run, const std::vector<std::string>& ve
     if (auto w = v.find("warning"); w != v.end() && w->is_string()) {
       out += fmt::format("  {}\n", w->get<std::string>());
     }
+    out += output::startup_table(output::stamps_from_json(v.value("startup", Json())));
   }
   out += fmt::format("records in {}\n", directory);
   return out;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ezpz/output/startup.hpp"
 #include "ezpz/supervise/attempts.hpp"
 
 namespace ezpz {
@@ -34,6 +35,7 @@ struct AttemptVerdict {
   std::string output_path = {};  // the attempt's output.log; empty when not recorded
   std::vector<std::string> hints = {};  // known_error_hints() of a failed attempt's output
   std::string warning = {};             // --signal's, when sent: "warned at T-600 s with SIGUSR1"
+  std::vector<output::Stamp> startup = {};  // the ranks' start-up stamps: verdict.json's "startup"
 };
 std::string verdict_json(const AttemptVerdict& verdict);
 
@@ -88,7 +90,8 @@ struct ListedRun {
 // `ezpz runs`: newest first, one line each.
 std::string runs_table(const std::vector<ListedRun>& runs);
 
-// `ezpz runs show`: the summary, then one line per attempt from its verdict.json text.
+// `ezpz runs show`: the summary, then one line per attempt from its verdict.json text, and its
+// start-up table (output::startup_table) when the ranks were stamped.
 std::string run_details(const ListedRun& run, const std::vector<std::string>& verdicts,
                         std::string_view directory);
 

@@ -368,7 +368,7 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       if (relay) relay->transfer(fds);
       if (pump && pump->transfer(fds) > 0) {
         watchdogs.saw_output();
-        if (!outcome.to_first_output) {
+        if (!outcome.to_first_output && pump->output_seen()) {
           outcome.to_first_output = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
         }
         if (pump->tripped_line() && outcome.watchdog == Watchdog::none &&
@@ -445,6 +445,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
     throw Error("executor: capture_output and stdout_path cannot be combined", ExitCode::failure);
   }
   const Clock::time_point started = Clock::now();
+  const auto started_wall = std::chrono::system_clock::now().time_since_epoch();
   std::optional<StdinRelay> relay;
   if (plan.relay_stdin) relay.emplace();
   Env env = launcher_environment(base_, plan.env);
@@ -457,6 +458,8 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (options_.capture_output) {
     pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
+    pump->time_startup_from(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
   ChildSetup setup{.ignored = inherited_ignored_signals(), .stdout_fd = out.fd()};
@@ -478,6 +481,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
             outcome);
   outcome.total = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
   if (pump) outcome.output_tail = pump->tail();
+  if (pump) outcome.startup = pump->startup();
   return outcome;
 }
 

@@ -56,10 +56,21 @@ struct OutputPump::Stream {
       : console(mode), assembler([this](const output::RankLine& line) { take(line); }) {}
 
   void take(const output::RankLine& line) {
+    if (line.control) return take_stamp(line);
+    text_seen = true;
     console.line(line, now, shown);
     decoded.append(line.text);
     if (line.complete) decoded += '\n';
     if (line.rank >= 0 && keep_ranks) keep_rank_line(line);
+  }
+
+  // A start-up stamp: kept for the verdict, never shown; a malformed one is dropped.
+  void take_stamp(const output::RankLine& line) {
+    const auto arrival = std::chrono::system_clock::now().time_since_epoch();
+    const std::int64_t arrival_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(arrival).count();
+    auto stamp = output::read_stamp(line.rank, line.text, start_ns, arrival_ns);
+    if (stamp) stamps.push_back(std::move(*stamp));
   }
 
   // A line that fits one record (almost all) is written here, without the encoder's copies.
@@ -80,6 +91,9 @@ struct OutputPump::Stream {
   output::Millis last_read{0};
   bool flushed = true;      // the assembler's partial lines since the last read were handed on
   bool keep_ranks = false;  // ranks.log is written
+  bool text_seen = false;   // a line that was not a stamp
+  std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
+  std::vector<output::Stamp> stamps;  // start-up stamps, as they came
   std::string shown;        // what the console shows
   std::string decoded;      // the lines as the ranks wrote them: the tail's and the watcher's
   std::string ranked;       // ranks.log's records
@@ -223,6 +237,27 @@ void OutputPump::tick() {
   }
 }
 
+void OutputPump::time_startup_from(std::int64_t start_unix_ns) {
+  for (Pipe& pipe : pipes_) {
+    if (pipe.records) pipe.records->start_ns = start_unix_ns;
+  }
+}
+
+bool OutputPump::output_seen() const {
+  return output_seen_ || std::any_of(pipes_.begin(), pipes_.end(), [](const Pipe& pipe) {
+           return pipe.records && pipe.records->text_seen;
+         });
+}
+
+std::vector<output::Stamp> OutputPump::startup() const {
+  std::vector<output::Stamp> stamps;
+  for (const Pipe& pipe : pipes_) {
+    if (pipe.records)
+      stamps.insert(stamps.end(), pipe.records->stamps.begin(), pipe.records->stamps.end());
+  }
+  return stamps;
+}
+
 void OutputPump::close_child_ends() {
   for (Pipe& pipe : pipes_) close_fd(pipe.write_end);
 }
@@ -264,6 +299,7 @@ std::size_t OutputPump::splice_once(Pipe& pipe) {
     return read_once(pipe);
   }
   const auto count = static_cast<std::size_t>(teed);
+  output_seen_ = true;
   pass_on(pipe, count);
   record_copy(count);
   spliced_ = true;
@@ -411,6 +447,7 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
     return data.size();
   }
   if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
+  output_seen_ = true;
   keep(data);
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(data);
   return data.size();

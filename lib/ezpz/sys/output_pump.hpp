@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ezpz/output/console.hpp"
+#include "ezpz/output/startup.hpp"
 
 namespace ezpz::sys {
 
@@ -67,6 +68,14 @@ class OutputPump {
   void watch_stderr_lines(std::function<bool(std::string_view)> watcher);
   const std::optional<std::string>& tripped_line() const { return tripped_; }
 
+  // With records: the ranks' start-up stamps (output/startup.hpp) are measured from
+  // `start_unix_ns` (ezpz's start, on the wall clock) and kept, not shown.
+  void time_startup_from(std::int64_t start_unix_ns);
+  std::vector<output::Stamp> startup() const;
+  // The job printed something: with records, a line that was not a stamp (ezpz-rankenv's
+  // `exec` stamp comes before the rank's first byte).
+  bool output_seen() const;
+
   // ezpz's own stdout was closed by its reader (EPIPE): `ezpz launch ... | head`.
   bool stdout_closed() const { return stdout_closed_; }
 
@@ -114,6 +123,7 @@ class OutputPump {
   std::uint64_t record_limit_ = 0;
   std::uint64_t recorded_ = 0;
   bool stdout_closed_ = false;
+  bool output_seen_ = false;  // without records: a byte moved
   int ranks_fd_ = -1;  // ranks.log: every rank's lines, as records
   std::uint64_t ranks_recorded_ = 0;
 };
