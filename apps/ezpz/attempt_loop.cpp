@@ -141,7 +141,10 @@ void start_record(const AttemptOptions& o, const PreparedLaunch& prepared, const
   log::info("run record: {}", effects.directory());
 }
 
-sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatcher& matcher) {
+// The watcher stops an attempt at a line that names one of the attempt's hosts (the pool's
+// active ones, as the attempt runs): a host outside the allocation is never a bad node.
+sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatcher& matcher,
+                                    const NodePool& pool) {
   sys::ProcessOptions p;
   p.grace = to_ms(o.grace_s);
   p.timeout = to_ms(o.timeout_s);
@@ -152,8 +155,10 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || o.console;
   p.console = o.console;
   if (failover(o) && !matcher.empty()) {
-    p.stop_on_stderr_line = [&matcher](std::string_view line) {
-      return !matcher.hosts_in(line).empty();
+    p.stop_on_stderr_line = [&matcher, &pool](std::string_view line) {
+      const std::vector<std::string> hosts = matcher.hosts_in(line);
+      return std::any_of(hosts.begin(), hosts.end(),
+                         [&](const std::string& host) { return among_hosts(pool.active, host); });
     };
   }
   return p;
@@ -202,10 +207,16 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
+  if (o.spares > 0 && matcher.empty()) {
+    log::warn(
+        "--spares {}: the machine profile {} has no bad_node_patterns: every failover will "
+        "be blind (each active host in turn)",
+        o.spares, prepared.inputs.profile.name);
+  }
   effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
-  sys::ProcessExecutor executor(context.env, process_options(o, matcher));
+  sys::ProcessExecutor executor(context.env, process_options(o, matcher, run.pool));
   executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);
   if (effects.recording()) prune_records(o, context);

@@ -51,6 +51,7 @@ struct SupervisedRun {
   std::string id{};
   NodePool pool{};       // the hosts the next attempt runs on, the spares, the retired
   RunSummary summary{};  // run.json, rewritten as the run goes
+  SignalDeath last_death{};  // the last attempt's: the same death again is the program's
 };
 
 // The pool a run starts with: the plan's hosts, and with spares those held back

@@ -22,6 +22,9 @@ struct RunOutcome {
   std::optional<std::chrono::milliseconds> to_first_output{};  // with capture
   std::chrono::milliseconds total{0};
   std::string output_tail{};  // with capture: at least the last tail_bytes of the output
+  // With rank records: the same of the lines no rank wrote (the launcher's, ezpz-rankenv's
+  // reports); nullopt: every line of output_tail may be a rank's or the launcher's.
+  std::optional<std::string> launcher_tail{};
 };
 
 class Executor {

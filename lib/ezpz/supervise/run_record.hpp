@@ -22,6 +22,7 @@ struct AttemptVerdict {
   Watchdog watchdog = Watchdog::none;
   Classification classification;
   std::vector<std::string> swaps;  // "bad -> spare", made after this attempt
+  std::string failover = {};       // how the swapped host was chosen: scraped, reported, blind
   std::string next;                // what ezpz did next, in words
   // "PID COMMAND" of this run's processes still alive after the launcher, stopped by ezpz.
   std::vector<std::string> leftovers;
