@@ -147,6 +147,9 @@ ezpz: attempt 2 on n01 n03 n04" "$(grep '^ezpz: ' <<<"$err" | grep -v '^ezpz: st
 expect_true "failover: no waiting for a hang (took ${elapsed} ms)" test "$elapsed" -lt 20000
 expect_eq "failover: attempt 1's verdict" "bad_node n02 n02 -> n04 bad_node_signature" \
   "$(verdict 1 '"\(.classification) \(.bad_hosts | join(",")) \(.swaps | join(",")) \(.stopped_by)"')"
+expect_eq "failover: the swap was scraped, with its pattern and line" \
+  "scraped bad_node_patterns ssh-unresolved ssh: Could not resolve hostname n02: Name or service not known" \
+  "$(verdict 1 '"\(.failover) \(.rule) \(.line)"')"
 expect_eq "failover: attempt 2's verdict" "success n01,n03,n04 0" \
   "$(verdict 2 '"\(.classification) \(.hosts | join(",")) \(.exit_code)"')"
 expect_eq "failover: run.json" "2 success 0 n04" \

@@ -68,6 +68,18 @@ expect_eq "oom: one attempt" 1 "$(jq -r .attempts "$(newest_run)/run.json")"
 expect_eq "oom: the job's out of memory" "application_error job_faults out-of-memory" \
   "$(verdict 1 '"\(.classification) \(.rule)"')"
 
+# --- Spares on a machine that names no bad node: said once, at the start --------------------
+mkdir -p "$scratch/machines"
+printf 'scheduler: pbs\nlauncher: hydra\n' >"$scratch/machines/blindpbs.yaml"
+run_ezpz blind EZPZ_MACHINES_PATH="$scratch/machines" launch --machine blindpbs --ppn 1 \
+  --spares 1 -- true
+expect_eq "blind: exit 0" 0 "$rc"
+expect_eq "blind: the warning, once" \
+  "ezpz: warning: --spares 1: the machine profile blindpbs has no bad_node_patterns: every failover will be blind (each active host in turn)" \
+  "$(grep '^ezpz: warning' <<<"$err")"
+run_ezpz not_blind launch --ppn 1 --spares 1 -- true
+expect_eq "not blind: no warning where patterns exist" "" "$(grep '^ezpz: warning' <<<"$err")"
+
 # --- The launcher SIGKILLed: named as the launcher's death -----------------------------------
 start_job launcher_killed 4 --ppn 1 || exit 1
 kill -KILL "${job_pids[0]}"
