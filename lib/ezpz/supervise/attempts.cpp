@@ -323,6 +323,18 @@ Classification launcher_death(const AttemptFacts& f, std::vector<FailedRank> fai
           .rule = "launcher_signal"};
 }
 
+// Victim, not teardown: once a rank dies, PALS and srun stop the others with SIGTERM and report
+// each ("x1: rank 0 died from signal 15"), in any order. A report of anything else (signal 9,
+// an exit code) is the cause; the SIGTERMed ranks are the innocent, listed after it.
+void put_victim_first(std::vector<FailedRank>& failed) {
+  auto teardown = [](const FailedRank& rank) {
+    return rank.died_of_signal && signal_of(rank.what) == SIGTERM;
+  };
+  if (!teardown(failed.front())) return;
+  auto victim = std::find_if_not(failed.begin(), failed.end(), teardown);
+  if (victim != failed.end()) std::rotate(failed.begin(), victim, victim + 1);
+}
+
 // Without a named bad node and without the watchdog: the launcher's own words decide, else its
 // exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
 // the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
@@ -332,6 +344,7 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
     return launcher_death(f, std::move(failed));
   }
   if (!failed.empty()) {
+    put_victim_first(failed);
     const FailedRank& first = failed.front();
     std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
     if (!first.died_of_signal || broken_pipe(first.what)) {

@@ -435,6 +435,21 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
        "n03"},
       {"perlmutter", "srun: error: Task launch for StepId=9.0 failed on node nid001234: Zero Bytes",
        "nid001234"},
+      {"perlmutter", "srun: error: Node failure on nid001234", "nid001234"},
+      {"frontier", "srun: error: Node failure on frontier01234", "frontier01234"},
+      {"polaris", "x3104c0s1b0n0.hsn.cm.polaris.alcf.anl.gov: shepherd died from signal 9",
+       "x3104c0s1b0n0"},
+      // The child PALS could not reach, not the node that printed the line (ALCF's Known Issues).
+      {"polaris",
+       "launch failed on x3104c0s1b0n0: Couldn't forward RPC launch("
+       "ab751d77-e80a-4c54-b1c2-4e881f7e8c90) to child x3104c0s31b0n0.hsn.cm.polaris.alcf.anl.gov: "
+       "Resource temporarily unavailable",
+       "x3104c0s31b0n0"},
+      {"aurora",
+       "launch failed on x4102c5s2b0n0: Couldn't forward RPC launch(ab751d77) to child "
+       "x4102c5s3b0n0.hsn.cm.aurora.alcf.anl.gov: Resource temporarily unavailable",
+       "x4102c5s3b0n0"},
+      {"sophia", "  Remote daemon: [[64415,0],1] on node sophia-gpu-05", "sophia-gpu-05"},
   };
   for (const Row& row : rows) {
     INFO(row.machine << ": " << row.line);
@@ -661,4 +676,29 @@ TEST_CASE("a rank that exited 0 is never the failed rank", "[attempts]") {
   facts.output += "x1000c0s0b1n0: rank 2 exited with code 3\n";
   CHECK(classify_attempt(facts, {}).reason ==
         "exit status 1: rank 2 on x1000c0s0b1n0: exited with code 3");
+}
+
+// Before: whichever report came first was the cause, a SIGTERMed bystander included.
+TEST_CASE("the victim is blamed, not the ranks torn down after it", "[attempts]") {
+  AttemptFacts facts{.exit_status = 137,
+                     .scheduler_job = true,
+                     .output =
+                         "x1000c0s0b0n0: rank 0 died from signal 15\n"
+                         "x1000c0s1b0n0: rank 1 died from signal 9\n"
+                         "x1000c0s0b0n0: rank 2 died from signal 15\n"};
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.bad_hosts == std::vector<std::string>{"x1000c0s1b0n0"});
+  CHECK(c.reason == "exit status 137: rank 1 on x1000c0s1b0n0: died from signal 9");
+  REQUIRE(c.failed.size() == 3);
+  CHECK(c.failed[1].ranks == "0");  // the innocent, after the victim, in their order
+  CHECK(c.failed[2].ranks == "2");
+  // srun's words: a task Killed among the Terminated.
+  facts.output = "srun: error: n01: task 0: Terminated\nsrun: error: n03: tasks 4-7: Killed\n";
+  c = classify_attempt(facts, {});
+  CHECK(c.bad_hosts == std::vector<std::string>{"n03"});
+  CHECK(c.reason == "exit status 137: ranks 4-7 on n03: Killed");
+  // Only SIGTERMs: the first is all there is to say.
+  facts.output = "srun: error: n01: task 0: Terminated\n";
+  CHECK(classify_attempt(facts, {}).reason == "exit status 137: rank 0 on n01: Terminated");
 }
