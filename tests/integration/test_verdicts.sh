@@ -60,6 +60,34 @@ expect_eq "no space: ezpz says it" \
   'ezpz: attempt 1 ended: application_error: exit status 1: out of disk space: "OSError: [Errno 28] No space left on device: /ckpt/step_9.pt"' \
   "$(grep '^ezpz: attempt 1 ended' <<<"$err")"
 
+# ezpz runs explain: the same verdict from the run record, and from any saved log.
+no_space_run=$(basename "$(newest_run)")
+run_ezpz explain_run runs explain "$no_space_run"
+expect_eq "explain: the run's last attempt, again" \
+  "verdict: application_error
+reason: exit status 1: out of disk space: \"OSError: [Errno 28] No space left on device: /ckpt/step_9.pt\"
+rule: job_faults no-space
+line: OSError: [Errno 28] No space left on device: /ckpt/step_9.pt
+victim: rank 1 (pid $(verdict 1 '.failed_ranks[0].pid')) on n02: exited with code 1" "$out"
+run_ezpz explain_json runs explain last --json
+expect_eq "explain --json" "$(newest_run)attempt-1 application_error job_faults no-space n02" \
+  "$(jq -r '"\(.source) \(.classification) \(.rule) \(.victims[0].host)"' <<<"$out")"
+run_ezpz explain_log runs explain --machine perlmutter "$EZPZ_SRC/tests/fixtures/verdicts/slurm-srun-killed.out" \
+  --exit-status 137
+expect_eq "explain a saved log" "verdict: bad_node
+reason: exit status 137: ranks 4-7 on nid001235: Killed
+rule: signal_death
+bad hosts: nid001235
+victim: ranks 4-7 on nid001235: Killed
+innocent: ranks 0-3 on nid001234: Terminated" "$out"
+run_ezpz explain_missing runs explain --machine perlmutter "$scratch/none.out"
+expect_eq "explain: a missing log" "2 ezpz: error: runs explain: $scratch/none.out: no such file" "$rc $err"
+cp -r "$(newest_run)" "$runs/20000101-000000-x-1" && rm "$runs/20000101-000000-x-1"/attempt-*/verdict.json
+run_ezpz explain_unended runs explain 20000101-000000-x-1
+expect_eq "explain: a run with no attempt ended" \
+  "2 ezpz: error: runs explain: $runs/20000101-000000-x-1: no attempt ended" "$rc $err"
+rm -r "$runs/20000101-000000-x-1"
+
 # The OOM killer's stand-in: the kernel's message, then SIGKILL.
 run_ezpz oom launch --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
   if [ "$RANK" = 2 ]; then echo "Out of memory: Killed process $$ (python3)" >&2; kill -9 $$; fi

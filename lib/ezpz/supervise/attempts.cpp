@@ -278,6 +278,14 @@ int signal_of(std::string_view what) {
   return 0;
 }
 
+}  // namespace
+
+bool teardown_report(const FailedRank& rank) {
+  return rank.died_of_signal && signal_of(rank.what) == SIGTERM;
+}
+
+namespace {
+
 // The same rank dying of the same signal as in the attempt before, on another host: the
 // program's doing, not the node's. (A death nobody reported a rank for proves nothing: those
 // rotate blind until the spares run out.)
@@ -327,11 +335,8 @@ Classification launcher_death(const AttemptFacts& f, std::vector<FailedRank> fai
 // each ("x1: rank 0 died from signal 15"), in any order. A report of anything else (signal 9,
 // an exit code) is the cause; the SIGTERMed ranks are the innocent, listed after it.
 void put_victim_first(std::vector<FailedRank>& failed) {
-  auto teardown = [](const FailedRank& rank) {
-    return rank.died_of_signal && signal_of(rank.what) == SIGTERM;
-  };
-  if (!teardown(failed.front())) return;
-  auto victim = std::find_if_not(failed.begin(), failed.end(), teardown);
+  if (!teardown_report(failed.front())) return;
+  auto victim = std::find_if_not(failed.begin(), failed.end(), teardown_report);
   if (victim != failed.end()) std::rotate(failed.begin(), victim, victim + 1);
 }
 

@@ -84,6 +84,10 @@ std::vector<FailedRank> failed_ranks(std::string_view output);
 // ranks printed meanwhile are among them: the output is not labelled by rank.)
 std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count);
 
+// A rank stopped with SIGTERM ("died from signal 15", "Terminated"): the teardown after
+// another rank's death, innocent of it.
+bool teardown_report(const FailedRank& rank);
+
 // "rank 1 on n02: Killed": how logs and error lines name a failed rank.
 std::string describe(const FailedRank& rank);
 // Its ranks alone: "rank 1", "ranks 4-7", "a rank".

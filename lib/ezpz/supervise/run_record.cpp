@@ -128,6 +128,21 @@ std::string verdict_json(const AttemptVerdict& v) {
   return json.dump(2) + "\n";
 }
 
+std::string explanation_json(const Explanation& e, const std::string& source) {
+  const Classification& c = e.classification;
+  Json json = {
+      {"source", source},
+      {"classification", to_string(c.ending)},
+      {"reason", c.reason},
+      {"rule", c.rule},
+      {"line", c.line},
+      {"bad_hosts", c.bad_hosts},
+      {"victims", failed_json(e.victims)},
+      {"innocent", failed_json(e.innocent)},
+  };
+  return json.dump(2) + "\n";
+}
+
 std::string summary_json(const RunSummary& r) {
   Json json = {
       {"id", r.id},
@@ -169,6 +184,18 @@ RunSummary parse_summary(std::string_view text, std::string_view source) {
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not an ezpz run record: {}", source, e.what()));
+  }
+}
+
+ExplainInput recorded_attempt(std::string_view verdict, std::string_view source) {
+  try {
+    const Json json = Json::parse(verdict);
+    ExplainInput in;
+    json.at("launcher_exit").get_to(in.exit_status);
+    json.at("hosts").get_to(in.hosts);
+    return in;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not an attempt's verdict: {}", source, e.what()));
   }
 }
 

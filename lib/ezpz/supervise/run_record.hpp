@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ezpz/supervise/attempts.hpp"
+#include "ezpz/supervise/explain.hpp"
 
 namespace ezpz {
 
@@ -37,6 +38,9 @@ struct AttemptVerdict {
 };
 std::string verdict_json(const AttemptVerdict& verdict);
 
+// `ezpz runs explain --json`: the explanation, with `source` (the run or the file it read).
+std::string explanation_json(const Explanation& explanation, const std::string& source);
+
 // The run as a whole: run.json in the run directory, rewritten as it goes.
 struct RunSummary {
   std::string id;
@@ -58,6 +62,10 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 std::string summary_json(const RunSummary& summary);
+
+// What `ezpz runs explain` needs of an attempt's verdict.json: the launcher's exit status and
+// the attempt's hosts. Throws Error naming `source` when the text is not a verdict.
+ExplainInput recorded_attempt(std::string_view verdict, std::string_view source);
 
 // Throws Error naming `source` when the text is not a run summary.
 RunSummary parse_summary(std::string_view json, std::string_view source);
