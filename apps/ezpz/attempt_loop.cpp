@@ -60,6 +60,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--idle-timeout", o.idle_timeout_s,
                  "Stop an attempt when no rank has printed anything for SECONDS; exit 124")
       ->check(non_negative)->group(group);
+  cmd.add_option("--progress-pattern", o.progress_pattern,
+                 "A line the job prints as it trains: --idle-timeout before any such line is "
+                 "never_started, after one a hang (step=/iter:/epoch=)")
+      ->type_name("REGEX")
+      ->group(group);
   cmd.add_option("--grace", o.grace_s,
                  fmt::format("Seconds between SIGTERM and SIGKILL when stopping ({})",
                              kill::k_grace_seconds))
@@ -108,7 +113,8 @@ RetryPolicy retry_policy(const AttemptOptions& o) {
   return {.retries = o.retries.value_or(o.spares),
           .spares = o.spares,
           .retry_delay_s = o.retry_delay_s,
-          .failover = failover(o)};
+          .failover = failover(o),
+          .progress_pattern = o.progress_pattern};
 }
 
 RunSummary first_summary(const SupervisedRun& run, const PreparedLaunch& prepared) {
@@ -206,6 +212,7 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   const std::string host = sys::hostname();
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
+  check_progress_pattern(o.progress_pattern);
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
   if (o.spares > 0 && matcher.empty()) {
     log::warn(

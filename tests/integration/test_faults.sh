@@ -48,7 +48,7 @@ expect_job_gone hung
 expect_eq "hung: ezpz says which limit fired" \
   "ezpz: no output for 2 s; sending SIGTERM to the launcher" \
   "$(grep '^ezpz: no output' "$scratch/hung.err")"
-expect_eq "hung: the verdict" "hang idle_timeout 124" \
+expect_eq "hung: the verdict (no progress line: it never started)" "never_started idle_timeout 124" \
   "$(verdict 1 '"\(.classification) \(.stopped_by) \(.exit_code)"')"
 expect_eq "hung: the output was still shown and recorded" 8 "$(grep -c '^rank [0-7] up$' "$scratch/hung.out")"
 expect_eq "hung: ... and recorded" 8 "$(grep -c '^rank [0-7] up$' "$(newest_run)/attempt-1/output.log")"

@@ -108,6 +108,23 @@ expect_eq "blind: the warning, once" \
 run_ezpz not_blind launch --ppn 1 --spares 1 -- true
 expect_eq "not blind: no warning where patterns exist" "" "$(grep '^ezpz: warning' <<<"$err")"
 
+# --- Silent ranks: a hang mid-training, or a job that never started -------------------------
+run_ezpz mid_training launch --ppn 1 --idle-timeout 1 -- sh -c 'echo "step=1 loss=9.0"; sleep 30'
+expect_eq "mid-training: a hang, exit 124" "124 hang" "$rc $(verdict 1 .classification)"
+run_ezpz custom_progress launch --ppn 1 --idle-timeout 1 --progress-pattern '^batch [0-9]+' -- \
+  sh -c 'echo "batch 1"; sleep 30'
+expect_eq "--progress-pattern: the job's own progress line" "124 hang" "$rc $(verdict 1 .classification)"
+run_ezpz never_started launch --ppn 1 --idle-timeout 1 -- sh -c 'echo "loading shards"; sleep 30'
+expect_eq "never started: exit 124, its own verdict" "124 never_started" \
+  "$rc $(verdict 1 .classification)"
+expect_eq "never started: ezpz says what to look at" \
+  "ezpz: attempt 1 ended: never_started: no output for --idle-timeout and no progress line before it: the job never started training (look at its start-up: imports, the rendezvous, data loading)" \
+  "$(grep '^ezpz: attempt 1 ended' <<<"$err")"
+run_ezpz bad_progress launch --ppn 1 --progress-pattern '(step' -- true
+expect_eq "--progress-pattern: not a regular expression" \
+  "2 ezpz: error: --progress-pattern (step: invalid regular expression: Mismatched '(' and ')' in regular expression" \
+  "$rc $err"
+
 # --- The launcher SIGKILLed: named as the launcher's death -----------------------------------
 start_job launcher_killed 4 --ppn 1 || exit 1
 kill -KILL "${job_pids[0]}"

@@ -56,7 +56,8 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
                            .launcher_signal = outcome.launcher_signal,
                            .world_size = planned.topology.world_size,
                            .launcher_output = outcome.launcher_tail,
-                           .previous_death = loop.run.last_death};
+                           .previous_death = loop.run.last_death,
+                           .progress_pattern = loop.policy.progress_pattern};
   return classify_attempt(facts, loop.prepared.inputs.profile.bad_node_patterns);
 }
 

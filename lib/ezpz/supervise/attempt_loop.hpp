@@ -21,6 +21,7 @@ struct RetryPolicy {
   // Retries or spares were asked for: a stop is then said in words (alone, the attempt's
   // ending says it all).
   bool failover = false;
+  std::string progress_pattern = std::string(k_default_progress);  // --progress-pattern
 };
 
 // The loop's side effects other than running the plan.

@@ -21,12 +21,13 @@
 namespace ezpz {
 namespace {
 
-constexpr std::array<std::pair<Ending, std::string_view>, 8> k_ending_names = {{
+constexpr std::array<std::pair<Ending, std::string_view>, 9> k_ending_names = {{
     {Ending::success, "success"},
     {Ending::application_error, "application_error"},
     {Ending::bad_node, "bad_node"},
     {Ending::launcher_died, "launcher_died"},
     {Ending::hang, "hang"},
+    {Ending::never_started, "never_started"},
     {Ending::timeout, "timeout"},
     {Ending::walltime, "walltime"},
     {Ending::interrupted, "interrupted"},
@@ -471,7 +472,33 @@ Classification scraped(const AttemptFacts& f, std::vector<BadNodeHit> hits,
       .line = hits.front().line};
 }
 
+// Silent for --idle-timeout: before any progress line the job never started training (the
+// Python ezpz's stuck_pre_training: imports, the rendezvous, data loading); after one it hung.
+Classification idle_ending(const AttemptFacts& f, std::vector<FailedRank> failed) {
+  const std::regex progress(f.progress_pattern);
+  std::cmatch m;
+  for (std::string_view line : lines_of(f.output)) {
+    if (search(line, progress, m)) {
+      return {Ending::hang, {}, std::move(failed), "no output from any rank for --idle-timeout"};
+    }
+  }
+  return {Ending::never_started,
+          {},
+          std::move(failed),
+          "no output for --idle-timeout and no progress line before it: the job never started "
+          "training (look at its start-up: imports, the rendezvous, data loading)"};
+}
+
 }  // namespace
+
+void check_progress_pattern(const std::string& pattern) {
+  try {
+    std::regex{pattern};
+  } catch (const std::regex_error& e) {
+    throw Error(
+        fmt::format("--progress-pattern {}: invalid regular expression: {}", pattern, e.what()));
+  }
+}
 
 Classification classify_attempt(const AttemptFacts& f,
                                 const std::vector<BadNodePattern>& patterns) {
@@ -495,15 +522,13 @@ Classification classify_attempt(const AttemptFacts& f,
   if (f.watchdog == Watchdog::timeout) {
     return {Ending::timeout, {}, std::move(failed), "the --timeout limit passed"};
   }
-  if (f.watchdog == Watchdog::idle) {
-    return {Ending::hang, {}, std::move(failed), "no output from any rank for --idle-timeout"};
-  }
+  if (f.watchdog == Watchdog::idle) return idle_ending(f, std::move(failed));
   return by_failed_ranks(f, std::move(failed));
 }
 
 bool worth_retrying(Ending ending) {
   return ending == Ending::bad_node || ending == Ending::launcher_died || ending == Ending::hang ||
-         ending == Ending::timeout;
+         ending == Ending::never_started || ending == Ending::timeout;
 }
 
 double backoff_seconds(int attempt, double first, double cap) {

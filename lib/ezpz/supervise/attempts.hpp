@@ -18,7 +18,8 @@ enum class Ending {
   application_error,  // the job's own failure: retrying will not help
   bad_node,           // a node failed (named by a profile signature, when one matched)
   launcher_died,      // the launcher itself (mpiexec, srun) was killed: no rank is to blame
-  hang,               // --idle-timeout: no output from any rank
+  hang,               // --idle-timeout: no output from any rank, after a progress line
+  never_started,      // --idle-timeout before any progress line: stuck in start-up
   timeout,            // --timeout: the wall-clock limit
   walltime,           // SIGTERM from the scheduler: never retried
   interrupted,        // the user's Ctrl-C / SIGTERM to ezpz
@@ -29,6 +30,13 @@ std::string_view to_string(Ending ending);
 // seen on the launcher's stderr (no point waiting for the hang that follows).
 // stdout_closed: ezpz's own stdout lost its reader (`ezpz launch ... | head`).
 enum class Watchdog { none, timeout, idle, signature, stdout_closed };
+
+// What a training loop prints as it goes (step=10, iter: 3, epoch 2 in = or : form).
+inline constexpr std::string_view k_default_progress =
+    R"(\b(step|iter|iteration|epoch)\s*[=:]\s*\d)";
+
+// Throws Error naming --progress-pattern when `pattern` is not a regular expression.
+void check_progress_pattern(const std::string& pattern);
 
 // A rank's death by a signal: which rank, where, which signal (0: not a signal death).
 struct SignalDeath {
@@ -60,6 +68,9 @@ struct AttemptFacts {
   // How the previous attempt's first failed rank died of a signal, if it did: the same rank
   // dying the same way on a new host is the program's doing (signal_death's rule).
   SignalDeath previous_death = {};
+  // A progress line of the job (`--progress-pattern`): an idle timeout before any such line is
+  // a job that never started training, after one a job that hung mid-training.
+  std::string progress_pattern = std::string(k_default_progress);
 };
 
 // A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by

@@ -65,11 +65,21 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
        Ending::timeout,
        {},
        "the --timeout limit passed"},
-      {"silent ranks",
-       {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::idle, .output = ""},
+      {"silent ranks, after training had started",
+       {.exit_status = 124,
+        .scheduler_job = true,
+        .watchdog = Watchdog::idle,
+        .output = "step=3\n"},
        Ending::hang,
        {},
        "no output from any rank for --idle-timeout"},
+      // Before: both were "hang", with the same words.
+      {"silent before any progress line",
+       {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::idle, .output = "up\n"},
+       Ending::never_started,
+       {},
+       "no output for --idle-timeout and no progress line before it: the job never started "
+       "training (look at its start-up: imports, the rendezvous, data loading)"},
       {"a rank killed, nobody named",
        {.exit_status = 137, .scheduler_job = true, .output = "Killed\n"},
        Ending::bad_node,
@@ -366,7 +376,7 @@ TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempt
       classify_attempt(
           {.exit_status = 143, .scheduler_job = true, .watchdog = Watchdog::idle, .output = "hi\n"},
           ssh)
-          .ending == Ending::hang);
+          .ending == Ending::never_started);
   CHECK(classify_attempt({.exit_status = 0, .scheduler_job = true, .output = output}, ssh).ending ==
         Ending::success);
 }
@@ -474,11 +484,11 @@ TEST_CASE("a bad-node line counts only from the launcher, and only for the job's
   facts.hosts = {"n01", "n02", "n03"};
   facts.ppn = 1;
   // A host outside the allocation, even in a launcher's line.
-  CHECK(classify_attempt(facts, ssh).ending == Ending::hang);
+  CHECK(classify_attempt(facts, ssh).ending == Ending::never_started);
   // One of the job's hosts, printed by a rank (records tell): not the launcher's.
   facts.output = "ssh: Could not resolve hostname n02: Name or service not known\n";
   facts.launcher_output = "";
-  CHECK(classify_attempt(facts, ssh).ending == Ending::hang);
+  CHECK(classify_attempt(facts, ssh).ending == Ending::never_started);
   // The same line from the launcher: scraped, with the pattern and the line.
   facts.launcher_output = facts.output;
   Classification c = classify_attempt(facts, ssh);
@@ -701,4 +711,29 @@ TEST_CASE("the victim is blamed, not the ranks torn down after it", "[attempts]"
   // Only SIGTERMs: the first is all there is to say.
   facts.output = "srun: error: n01: task 0: Terminated\n";
   CHECK(classify_attempt(facts, {}).reason == "exit status 137: rank 0 on n01: Terminated");
+}
+
+TEST_CASE("the progress pattern tells a start-up hang from a mid-training one", "[attempts]") {
+  struct Row {
+    const char* line;
+    Ending ending;
+  };
+  const Row rows[] = {{"step=10 loss=2.3", Ending::hang},
+                      {"[rank0] iter: 4", Ending::hang},
+                      {"Epoch 2", Ending::never_started},
+                      {"epoch = 2", Ending::hang},
+                      {"iteration:7", Ending::hang},
+                      {"stepping up", Ending::never_started},
+                      {"loading shards", Ending::never_started}};
+  for (const Row& row : rows) {
+    INFO(row.line);
+    AttemptFacts facts{.exit_status = 124, .watchdog = Watchdog::idle, .output = row.line};
+    CHECK(classify_attempt(facts, {}).ending == row.ending);
+  }
+  AttemptFacts mine{.exit_status = 124, .watchdog = Watchdog::idle, .output = "batch 7 done\n"};
+  mine.progress_pattern = R"(^batch \d+)";
+  CHECK(classify_attempt(mine, {}).ending == Ending::hang);
+  CHECK(worth_retrying(Ending::never_started));
+  CHECK_THROWS_WITH(check_progress_pattern("(step"),
+                    Catch::StartsWith("--progress-pattern (step: invalid regular expression: "));
 }
