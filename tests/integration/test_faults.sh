@@ -12,10 +12,6 @@ start_fake_pbs_job 4
 announce_passes
 runs="$scratch/runs"
 launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
-# The attempt directory of the newest run.
-# The record written last (ids sort by second, then as text: pid 992 after pid 1005).
-newest_run() { ls -dt "$runs"/*/ | head -n 1; }
-verdict() { jq -r "$2" "$(newest_run)/attempt-$1/verdict.json"; }
 
 # --- A rank SIGKILLed: ezpz ends within 5 s and names the rank and its host ------------------
 start_job killed 4 --ppn 1 || exit 1

@@ -8,8 +8,6 @@ announce_passes
 source "$(dirname "$0")/slurm_common.sh"
 
 runs="$scratch/runs"
-newest_run() { ls -dt "$runs"/*/ | head -n 1; }
-verdict() { jq -r "$2" "$(newest_run)/attempt-$1/verdict.json"; }
 
 # --- ENOSPC on one rank with a spare: the hosts kept, no retry ------------------------------
 run_batch no-space -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --spares 1 \

@@ -11,8 +11,6 @@ start_fake_pbs_job 4
 announce_passes
 runs="$scratch/runs"
 launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
-newest_run() { ls -dt "$runs"/*/ | head -n 1; }
-verdict() { jq -r "$2" "$(newest_run)/attempt-$1/verdict.json"; }
 
 # --- A rank's own lines: before, "bad node: github.com", n01 swapped, every spare spent --------
 # Tests run with EZPZ_OUTPUT=raw: records are asked for here, as a terminal or a batch log has.

@@ -99,6 +99,19 @@ int attempt_exit_code(Watchdog watchdog, int launcher_exit) {
   return watchdog == Watchdog::timeout || watchdog == Watchdog::idle ? 124 : launcher_exit;
 }
 
+namespace {
+
+// The verdict's words, as verdict.json and `ezpz runs explain --json` both give them.
+void add_classification(Json& json, const Classification& c) {
+  json.update(Json{{"classification", to_string(c.ending)},
+                   {"reason", c.reason},
+                   {"rule", c.rule},
+                   {"line", c.line},
+                   {"bad_hosts", c.bad_hosts}});
+}
+
+}  // namespace
+
 std::string verdict_json(const AttemptVerdict& v) {
   const Classification& c = v.classification;
   Json json = {
@@ -108,11 +121,9 @@ std::string verdict_json(const AttemptVerdict& v) {
       {"launcher_exit", v.launcher_exit},
       {"signal", v.forwarded_signal},
       {"stopped_by", v.watchdog == Watchdog::none ? Json(nullptr) : Json(to_string(v.watchdog))},
-      {"classification", to_string(c.ending)},
-      {"reason", c.reason},
-      {"rule", c.rule},
-      {"line", c.line},
-      {"bad_hosts", c.bad_hosts},
+  };
+  add_classification(json, c);
+  json.update(Json{
       {"failed_ranks", failed_json(c.failed)},
       {"swaps", v.swaps},
       {"failover", v.failover.empty() ? Json(nullptr) : Json(v.failover)},
@@ -124,22 +135,15 @@ std::string verdict_json(const AttemptVerdict& v) {
          optional_number(v.to_first_output_s ? std::optional(ms(*v.to_first_output_s))
                                              : std::nullopt)},
         {"total_s", ms(v.total_s)}}},
-  };
+  });
   return json.dump(2) + "\n";
 }
 
 std::string explanation_json(const Explanation& e, const std::string& source) {
   const Classification& c = e.classification;
-  Json json = {
-      {"source", source},
-      {"classification", to_string(c.ending)},
-      {"reason", c.reason},
-      {"rule", c.rule},
-      {"line", c.line},
-      {"bad_hosts", c.bad_hosts},
-      {"victims", failed_json(e.victims)},
-      {"innocent", failed_json(e.innocent)},
-  };
+  Json json = {{"source", source}};
+  add_classification(json, c);
+  json.update(Json{{"victims", failed_json(e.victims)}, {"innocent", failed_json(e.innocent)}});
   return json.dump(2) + "\n";
 }
 
