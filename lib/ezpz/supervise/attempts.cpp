@@ -507,8 +507,9 @@ Classification classify_attempt(const AttemptFacts& f,
     return {Ending::interrupted, {}, {}, "ezpz's stdout was closed by its reader (SIGPIPE)"};
   }
   // The job's own fault is read from every line, the ranks' included: that is where it shows.
-  JobFaultHit fault = find_job_fault(f.output, world_size_of(f));
-  if (f.exit_status == 0 && f.watchdog == Watchdog::none) {
+  const bool clean = f.exit_status == 0 && f.watchdog == Watchdog::none;
+  JobFaultHit fault = find_job_fault(f.output, world_size_of(f), clean);
+  if (clean) {
     if (fault.fault && fault.fault->fails_success) return job_fault(f, std::move(fault), {});
     return {Ending::success, {}, {}, "exit status 0"};
   }

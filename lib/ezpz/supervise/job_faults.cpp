@@ -89,8 +89,9 @@ std::span<const JobFault> job_faults() {
   return k_rows;
 }
 
-JobFaultHit find_job_fault(std::string_view output, int world_size) {
+JobFaultHit find_job_fault(std::string_view output, int world_size, bool success_only) {
   for (const JobFault& row : k_rows) {
+    if (success_only && !row.fails_success) continue;
     const std::size_t needed = lines_needed(row, world_size);
     if (needed == SIZE_MAX) continue;
     std::string line = count_lines(output, row, needed);

@@ -32,6 +32,8 @@ struct JobFaultHit {
 
 // The first row whose text `output` holds, in enough lines for its share of `world_size`
 // ranks (a row with a share never matches when the world size is not known: 0).
-JobFaultHit find_job_fault(std::string_view output, int world_size);
+// `success_only`: only the rows that fail a job whose statuses were all 0 (a clean exit's
+// output is not read for the others: the launch path's end stays short).
+JobFaultHit find_job_fault(std::string_view output, int world_size, bool success_only = false);
 
 }  // namespace ezpz

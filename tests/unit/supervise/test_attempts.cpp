@@ -668,6 +668,10 @@ TEST_CASE("the job's own faults are read from every line and never blame a node"
         "exit status 1: out of disk space: \"OSError: [Errno 28] No space left on device: "
         "'/ckpt'\"");
   CHECK(c.line == "OSError: [Errno 28] No space left on device: '/ckpt'");
+  // A clean exit's output is read only for the lines that fail even a status of 0.
+  CHECK(classify_attempt({.exit_status = 0, .output = "OSError: No space left on device\n"}, {})
+            .ending == Ending::success);
+  CHECK(find_job_fault("OSError: No space left on device\n", 1, true).fault == nullptr);
   // A line that needs a share of the ranks says nothing when the world size is not known.
   CHECK(find_job_fault("Traceback (most recent call last):\n", 0).fault == nullptr);
 }
