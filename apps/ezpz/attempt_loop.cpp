@@ -64,6 +64,11 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   cmd.add_option("--idle-timeout", o.idle_timeout_s,
                  "Stop an attempt when no rank has printed anything for SECONDS; exit 124")
       ->check(non_negative)->group(group);
+  cmd.add_option("--progress-pattern", o.progress_pattern,
+                 "A line the job prints as it trains: --idle-timeout before any such line is "
+                 "never_started, after one a hang (step=/iter:/epoch=)")
+      ->type_name("REGEX")
+      ->group(group);
   cmd.add_option("--grace", o.grace_s,
                  fmt::format("Seconds between SIGTERM and SIGKILL when stopping ({})",
                              kill::k_grace_seconds))
@@ -117,7 +122,8 @@ RetryPolicy retry_policy(const AttemptOptions& o) {
   return {.retries = o.retries.value_or(o.spares),
           .spares = o.spares,
           .retry_delay_s = o.retry_delay_s,
-          .failover = failover(o)};
+          .failover = failover(o),
+          .progress_pattern = o.progress_pattern};
 }
 
 RunSummary first_summary(const SupervisedRun& run, const PreparedLaunch& prepared) {
@@ -150,7 +156,10 @@ void start_record(const AttemptOptions& o, const PreparedLaunch& prepared, const
   log::info("run record: {}", effects.directory());
 }
 
-sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatcher& matcher) {
+// The watcher stops an attempt at a line that names one of the attempt's hosts (the pool's
+// active ones, as the attempt runs): a host outside the allocation is never a bad node.
+sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatcher& matcher,
+                                    const NodePool& pool) {
   sys::ProcessOptions p;
   p.grace = to_ms(o.grace_s);
   p.timeout = to_ms(o.timeout_s);
@@ -161,8 +170,10 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || o.console;
   p.console = o.console;
   if (failover(o) && !matcher.empty()) {
-    p.stop_on_stderr_line = [&matcher](std::string_view line) {
-      return !matcher.hosts_in(line).empty();
+    p.stop_on_stderr_line = [&matcher, &pool](std::string_view line) {
+      const std::vector<std::string> hosts = matcher.hosts_in(line);
+      return std::any_of(hosts.begin(), hosts.end(),
+                         [&](const std::string& host) { return among_hosts(pool.active, host); });
     };
   }
   return p;
@@ -253,13 +264,20 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   const std::string host = sys::hostname();
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
+  check_progress_pattern(o.progress_pattern);
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
+  if (o.spares > 0 && matcher.empty()) {
+    log::warn(
+        "--spares {}: the machine profile {} has no bad_node_patterns: every failover will "
+        "be blind (each active host in turn)",
+        o.spares, prepared.inputs.profile.name);
+  }
   // Before the record opens: a --signal refused leaves no record of a run that never ran.
   const std::optional<walltime::Schedule> warning = warning_schedule(o, prepared, context);
   effects.defer_records();  // until the first launcher has started (NodeEffects)
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
-  sys::ProcessOptions options = process_options(o, matcher);
+  sys::ProcessOptions options = process_options(o, matcher, run.pool);
   options.take_stacks = [&run, &context](const std::string& output_record) {
     try {  // the job is still running and supervised: a failed capture must not end that
       take_stacks(run.id, stacks_directory(output_record), context);

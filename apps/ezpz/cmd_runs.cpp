@@ -11,6 +11,8 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
 #include "ezpz/output/rank_log.hpp"
+#include "ezpz/profile/machine_profile.hpp"
+#include "ezpz/supervise/explain.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
 #include "ezpz/sys/run_records.hpp"
@@ -35,6 +37,22 @@ void setup_prune(CLI::App& cmd, RunsOptions& o, GlobalOptions& globals) {
       ->type_name("AGE");
   o.prune->add_flag("--dry-run", o.dry_run, "List what would be removed");
   add_verbosity_flags(*o.prune, globals);
+}
+
+void setup_explain(CLI::App& cmd, RunsOptions& o, GlobalOptions& globals) {
+  o.explain = cmd.add_subcommand(
+      "explain", "Classify a run's last attempt, or with --machine any saved job log, again");
+  o.explain->add_option("WHAT", o.explain_what,
+                        "The run's id (or last, the default); with --machine, a log file");
+  o.explain->add_option("--machine", o.machine, "Read WHAT as a saved log of a job on NAME")
+      ->type_name("NAME");
+  o.explain
+      ->add_option("--exit-status", o.exit_status,
+                   "With --machine: the job's exit status, when known (a log is taken for a "
+                   "failed job's: 1)")
+      ->type_name("N");
+  o.explain->add_flag("--json", o.json, "Print the explanation as JSON");
+  add_verbosity_flags(*o.explain, globals);
 }
 
 }  // namespace
@@ -65,6 +83,7 @@ CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
       ->needs(rank);
   add_verbosity_flags(*o.show, globals);
   setup_prune(*cmd, o, globals);
+  setup_explain(*cmd, o, globals);
   cmd->footer(
       "Examples:\n"
       "  ezpz runs\n"
@@ -73,6 +92,8 @@ CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
       "  ezpz runs show last --rank 3 --grep loss --tail 20\n"
       "  ezpz runs prune --keep 10\n"
       "  ezpz runs prune --older-than 7d --dry-run\n"
+      "  ezpz runs explain last --json\n"
+      "  ezpz runs explain --machine polaris job.ER\n"
       "Each run's files: "
       ".ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/{output.log,ranks.log,verdict.json}}\n"
       "A launch keeps the newest EZPZ_RUNS_KEEP records (50; all: never prune).");
@@ -151,6 +172,49 @@ int prune(const RunsOptions& o, const Context& context, const std::string& dir) 
   return 0;
 }
 
+std::vector<BadNodePattern> patterns_of(const std::string& machine, const Context& context) {
+  return loaded_profile_named(sys::load_machine_profiles(context.env), machine, "runs explain")
+      .bad_node_patterns;
+}
+
+std::string read_or_throw(const std::string& path) {
+  if (std::optional<std::string> text = sys::read_file_if_present(path)) return *text;
+  throw Error(fmt::format("runs explain: {}: no such file", path));
+}
+
+// A run's last attempt: its output.log, its launcher's status and hosts, its machine's patterns.
+std::pair<ExplainInput, std::string> recorded_input(const RunsOptions& o, const Context& context,
+                                                    const std::string& dir) {
+  const bool newest = o.explain_what.empty() || o.explain_what == "last";
+  const std::string run_dir = newest ? sys::newest_run(dir) : sys::find_run(dir, o.explain_what);
+  const std::vector<std::string> verdicts = sys::attempt_verdicts(run_dir);
+  if (verdicts.empty()) throw Error(fmt::format("runs explain: {}: no attempt ended", run_dir));
+  const std::string attempt = fmt::format("{}/attempt-{}", run_dir, verdicts.size());
+  ExplainInput in = recorded_attempt(verdicts.back(), attempt + "/verdict.json");
+  in.output = read_or_throw(attempt + "/output.log");
+  in.patterns = patterns_of(o.machine.value_or(sys::read_run(run_dir).summary.machine), context);
+  return {std::move(in), attempt};
+}
+
+// A saved job log (--machine NAME LOGFILE): taken for a failed job's unless --exit-status.
+std::pair<ExplainInput, std::string> saved_log_input(const RunsOptions& o, const Context& context) {
+  ExplainInput in{.output = read_or_throw(o.explain_what),
+                  .exit_status = o.exit_status.value_or(1),
+                  .hosts = {},
+                  .world_size = 0,
+                  .patterns = patterns_of(*o.machine, context)};
+  return {std::move(in), o.explain_what};
+}
+
+int explain_run(const RunsOptions& o, const Context& context, const std::string& dir) {
+  const bool saved_log = o.machine && !o.explain_what.empty();
+  const auto [in, source] =
+      saved_log ? saved_log_input(o, context) : recorded_input(o, context, dir);
+  const Explanation e = explain(in);
+  std::fputs((o.json ? explanation_json(e, source) : explanation_text(e)).c_str(), stdout);
+  return 0;
+}
+
 void say_where(const std::string& dir, std::size_t total, std::size_t shown) {
   if (!log::enabled(log::Level::warn)) return;
   std::string more = shown < total ? fmt::format("; the newest {} shown (--last N)", shown) : "";
@@ -164,6 +228,7 @@ int run_runs(const RunsOptions& o, const Context& context) {
   const std::string dir = sys::runs_directory(o.runs_dir, context.env);
   if (o.show->parsed()) return show_run(o, dir);
   if (o.prune->parsed()) return prune(o, context, dir);
+  if (o.explain->parsed()) return explain_run(o, context, dir);
   int limit = o.limit;
   if (o.old_limit) {
     log::warn("runs -n is deprecated (-n is ranks elsewhere): use --last {}", *o.old_limit);

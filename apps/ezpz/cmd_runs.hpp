@@ -23,6 +23,11 @@ struct RunsOptions {
   std::optional<std::string> older_than;  // `--older-than AGE`
   bool dry_run = false;                   // `--dry-run`
   CLI::App* prune = nullptr;
+  CLI::App* explain = nullptr;         // `ezpz runs explain [ID|LOGFILE]`
+  std::string explain_what;            // the run id (last), or with --machine a log file
+  std::optional<std::string> machine;  // `--machine NAME`: explain a saved log
+  std::optional<int> exit_status;      // `--exit-status N`: the saved job's status (1)
+  bool json = false;                   // `--json`
 };
 
 // Declares `ezpz runs` and `ezpz runs show` on `app`.

@@ -315,6 +315,11 @@ use_torch_python() {
   cp -r "$EZPZ_SRC/tests/fixtures/python/." "$scratch/work/"
   cd "$scratch/work" || exit 1
 }
+# --- Run records -----------------------------------------------------------------
+# The newest record under $runs (the record written last: ids sort by second, then as text, pid
+# 992 after pid 1005), and `verdict N QUERY`: jq's QUERY of its attempt N's verdict.json.
+newest_run() { ls -dt "$runs"/*/ | head -n 1; }
+verdict() { jq -r "$2" "$(newest_run)/attempt-$1/verdict.json"; }
 
 # --- Running ezpz ---------------------------------------------------------------
 timeout_bin=$(command -v timeout)  # by path: a test may give ezpz a PATH without it

@@ -12,10 +12,6 @@ start_fake_pbs_job 4
 announce_passes
 runs="$scratch/runs"
 launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
-# The attempt directory of the newest run.
-# The record written last (ids sort by second, then as text: pid 992 after pid 1005).
-newest_run() { ls -dt "$runs"/*/ | head -n 1; }
-verdict() { jq -r "$2" "$(newest_run)/attempt-$1/verdict.json"; }
 
 # --- A rank SIGKILLed: ezpz ends within 5 s and names the rank and its host ------------------
 start_job killed 4 --ppn 1 || exit 1
@@ -48,7 +44,7 @@ expect_job_gone hung
 expect_eq "hung: ezpz says which limit fired" \
   "ezpz: no output for 2 s; sending SIGTERM to the launcher" \
   "$(grep '^ezpz: no output' "$scratch/hung.err")"
-expect_eq "hung: the verdict" "hang idle_timeout 124" \
+expect_eq "hung: the verdict (no progress line: it never started)" "never_started idle_timeout 124" \
   "$(verdict 1 '"\(.classification) \(.stopped_by) \(.exit_code)"')"
 expect_eq "hung: the output was still shown and recorded" 8 "$(grep -c '^rank [0-7] up$' "$scratch/hung.out")"
 expect_eq "hung: ... and recorded" 8 "$(grep -c '^rank [0-7] up$' "$(newest_run)/attempt-1/output.log")"
@@ -147,6 +143,9 @@ ezpz: attempt 2 on n01 n03 n04" "$(grep '^ezpz: ' <<<"$err" | grep -v '^ezpz: st
 expect_true "failover: no waiting for a hang (took ${elapsed} ms)" test "$elapsed" -lt 20000
 expect_eq "failover: attempt 1's verdict" "bad_node n02 n02 -> n04 bad_node_signature" \
   "$(verdict 1 '"\(.classification) \(.bad_hosts | join(",")) \(.swaps | join(",")) \(.stopped_by)"')"
+expect_eq "failover: the swap was scraped, with its pattern and line" \
+  "scraped bad_node_patterns ssh-unresolved ssh: Could not resolve hostname n02: Name or service not known" \
+  "$(verdict 1 '"\(.failover) \(.rule) \(.line)"')"
 expect_eq "failover: attempt 2's verdict" "success n01,n03,n04 0" \
   "$(verdict 2 '"\(.classification) \(.hosts | join(",")) \(.exit_code)"')"
 expect_eq "failover: run.json" "2 success 0 n04" \

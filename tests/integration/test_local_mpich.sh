@@ -80,7 +80,7 @@ chmod +x "$scratch/pipebin/mpiexec"
 run_ezpz launcherdied PATH="$scratch/pipebin:/usr/bin:/bin" launch -n 2 -- true
 expect_eq "launcher killed by SIGPIPE: exit 141" 141 "$rc"
 expect_eq "launcher killed by SIGPIPE: ezpz says it was the launcher" \
-  "ezpz: attempt 1 ended: bad_node: exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses were lost with it" \
+  "ezpz: attempt 1 ended: launcher_died: exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses were lost with it" \
   "$(grep '^ezpz: attempt' <<<"$err")"
 
 # --- A command that does not exist --------------------------------------------

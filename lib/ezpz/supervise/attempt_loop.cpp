@@ -56,7 +56,10 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
                            .hosts = planned.hosts,
                            .ppn = planned.topology.ppn,
                            .launcher_signal = outcome.launcher_signal,
-                           .world_size = planned.topology.world_size};
+                           .world_size = planned.topology.world_size,
+                           .launcher_output = outcome.launcher_tail,
+                           .previous_death = loop.run.last_death,
+                           .progress_pattern = loop.policy.progress_pattern};
   return classify_attempt(facts, loop.prepared.inputs.profile.bad_node_patterns);
 }
 
@@ -79,6 +82,9 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
                    .to_spawn_s = to_s(outcome.to_spawn),
                    .to_first_output_s = to_s(outcome.to_first_output),
                    .total_s = to_s(outcome.total)};
+  // A fatal line in the output fails the attempt whatever the launcher's status.
+  if (v.classification.ending != Ending::success && v.exit_code == 0) v.exit_code = 1;
+  loop.run.last_death = v.classification.death;
   if (!v.classification.failed.empty()) {
     v.last_lines = lines_before_failure(outcome.output_tail, k_last_lines);
     v.output_path = std::move(output_path);
@@ -87,6 +93,14 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   v.warning = outcome.warning;
   v.startup = outcome.startup;
   return v;
+}
+
+// How the host swapped out was chosen: "scraped" (a bad-node pattern named it), "reported" (the
+// launcher's report of a rank's death named its host) or "blind" (nobody named one: a guess).
+std::string failover_basis(const Classification& c, std::string_view swap) {
+  const std::string_view out = swap.substr(0, swap.find(" -> "));
+  if (c.bad_hosts.empty() || !among_hosts(c.bad_hosts, out)) return "blind";
+  return c.rule.starts_with("bad_node_patterns") ? "scraped" : "reported";
 }
 
 // What comes after `v`: another attempt (true), on new hosts when spares allow, or the end.
@@ -107,7 +121,9 @@ bool plan_next(const RetryPolicy& policy, NodePool& pool, AttemptVerdict& v, int
       v.next = "stop: no spare host left";
       return false;
     }
-    v.next = fmt::format("retry on new hosts ({})", fmt::join(v.swaps, ", "));
+    v.failover = failover_basis(v.classification, v.swaps.front());
+    v.next = fmt::format("retry on new hosts ({}{})", fmt::join(v.swaps, ", "),
+                         v.failover == "blind" ? "; blind: no node was named" : "");
     return true;
   }
   v.next = "retry on the same hosts";

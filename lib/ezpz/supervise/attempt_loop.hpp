@@ -21,6 +21,7 @@ struct RetryPolicy {
   // Retries or spares were asked for: a stop is then said in words (alone, the attempt's
   // ending says it all).
   bool failover = false;
+  std::string progress_pattern = std::string(k_default_progress);  // --progress-pattern
 };
 
 // The loop's side effects other than running the plan.
@@ -51,6 +52,7 @@ struct SupervisedRun {
   std::string id{};
   NodePool pool{};       // the hosts the next attempt runs on, the spares, the retired
   RunSummary summary{};  // run.json, rewritten as the run goes
+  SignalDeath last_death{};  // the last attempt's: the same death again is the program's
 };
 
 // The pool a run starts with: the plan's hosts, and with spares those held back

@@ -16,15 +16,18 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/signals.hpp"
 #include "ezpz/launchers/launcher_table.hpp"
+#include "ezpz/supervise/job_faults.hpp"
 
 namespace ezpz {
 namespace {
 
-constexpr std::array<std::pair<Ending, std::string_view>, 7> k_ending_names = {{
+constexpr std::array<std::pair<Ending, std::string_view>, 9> k_ending_names = {{
     {Ending::success, "success"},
     {Ending::application_error, "application_error"},
     {Ending::bad_node, "bad_node"},
+    {Ending::launcher_died, "launcher_died"},
     {Ending::hang, "hang"},
+    {Ending::never_started, "never_started"},
     {Ending::timeout, "timeout"},
     {Ending::walltime, "walltime"},
     {Ending::interrupted, "interrupted"},
@@ -120,12 +123,23 @@ std::optional<FailedRank> report_in(std::string_view line, std::string_view next
 
 }  // namespace
 
+namespace {
+
+// PALS reports every rank's end, the healthy ones' too ("x1: rank 0 exited with code 0"): a
+// rank that exited 0 is no failure, and never the application's error.
+bool reports_success(const FailedRank& rank) {
+  return !rank.died_of_signal && (rank.what.ends_with("code 0") || rank.what.ends_with("CODE: 0"));
+}
+
+}  // namespace
+
 std::vector<FailedRank> failed_ranks(std::string_view output) {
   std::vector<FailedRank> ranks;
   const std::vector<std::string_view> lines = lines_of(output);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view next = i + 1 < lines.size() ? lines[i + 1] : std::string_view();
-    if (auto rank = report_in(lines[i], next)) ranks.push_back(std::move(*rank));
+    auto rank = report_in(lines[i], next);
+    if (rank && !reports_success(*rank)) ranks.push_back(std::move(*rank));
   }
   return ranks;
 }
@@ -182,6 +196,7 @@ std::string host_of_rank(const std::vector<std::string>& hosts, int ppn, std::st
 
 BadNodeMatcher::BadNodeMatcher(const std::vector<BadNodePattern>& patterns) {
   for (const BadNodePattern& pattern : patterns) {
+    names_.push_back(pattern.name);
     try {
       regexes_.emplace_back(pattern.regex, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
@@ -191,22 +206,32 @@ BadNodeMatcher::BadNodeMatcher(const std::vector<BadNodePattern>& patterns) {
   }
 }
 
-std::vector<std::string> BadNodeMatcher::hosts_in(std::string_view text) const {
-  std::vector<std::string> hosts;
+std::vector<BadNodeHit> BadNodeMatcher::hits_in(std::string_view text) const {
+  std::vector<BadNodeHit> hits;
   std::cmatch m;
   for (std::string_view line : lines_of(text)) {
-    for (const std::regex& regex : regexes_) {
-      if (!search(line, regex, m) || m.size() < 2 || !m[1].matched) continue;
+    for (std::size_t i = 0; i < regexes_.size(); ++i) {
+      if (!search(line, regexes_[i], m) || m.size() < 2 || !m[1].matched) continue;
       std::string host = m[1].str();
-      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+      auto seen = [&](const BadNodeHit& hit) { return hit.host == host; };
+      if (std::none_of(hits.begin(), hits.end(), seen)) {
+        hits.push_back({.host = std::move(host), .pattern = names_[i], .line = std::string(line)});
+      }
     }
   }
+  return hits;
+}
+
+std::vector<std::string> BadNodeMatcher::hosts_in(std::string_view text) const {
+  std::vector<std::string> hosts;
+  for (BadNodeHit& hit : hits_in(text)) hosts.push_back(std::move(hit.host));
   return hosts;
 }
 
-std::vector<std::string> scrape_bad_hosts(std::string_view output,
-                                          const std::vector<BadNodePattern>& patterns) {
-  return BadNodeMatcher(patterns).hosts_in(output);
+bool among_hosts(const std::vector<std::string>& hosts, std::string_view host) {
+  return hosts.empty() || std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
+           return short_host_name(h) == short_host_name(host);
+         });
 }
 
 std::string_view to_string(Ending ending) {
@@ -235,29 +260,105 @@ bool broken_pipe(std::string_view what) {
          what.find("SIGNAL: 13") != std::string_view::npos;
 }
 
-// Without a named bad node and without the watchdog: the launcher's own words decide, else its
-// exit status. A rank killed by a signal is the machine's doing more often than the job's.
-Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed) {
-  if (!failed.empty()) {
-    const FailedRank& first = failed.front();
-    const Ending ending = first.died_of_signal && !broken_pipe(first.what)
-                              ? Ending::bad_node
-                              : Ending::application_error;
-    std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
-    return {ending, {}, std::move(failed), std::move(reason)};
+// The signal a launcher's words name: "killed by signal 11 (SIGSEGV)", "KILLED BY SIGNAL: 9",
+// "exited on signal 6 (Aborted)", srun's "Killed", "Segmentation fault"; 0 when none.
+int signal_of(std::string_view what) {
+  static const std::regex number(R"((?:signal|SIGNAL):? (\d+))");
+  std::cmatch m;
+  if (search(what, number, m)) return std::stoi(m[1].str());
+  constexpr std::array<std::pair<std::string_view, int>, 7> k_words = {{{"Killed", SIGKILL},
+                                                                        {"Segmentation", SIGSEGV},
+                                                                        {"Aborted", SIGABRT},
+                                                                        {"Bus error", SIGBUS},
+                                                                        {"Terminated", SIGTERM},
+                                                                        {"Floating", SIGFPE},
+                                                                        {"Illegal", SIGILL}}};
+  for (const auto& [word, sig] : k_words) {
+    if (what.find(word) != std::string_view::npos) return sig;
   }
-  // Not stopped by ezpz (that is signal_ending's): the launcher itself was killed, by the
-  // kernel or by someone else (MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to
-  // has just exited). Retried like a bad node, but no rank is blamed.
-  if (f.launcher_signal != 0) {
-    const std::optional<std::string_view> abbrev = signal_abbrev(f.launcher_signal);
-    return {Ending::bad_node,
-            {},
-            {},
-            fmt::format("exit status {}: the launcher itself died of signal {} ({}); the ranks' "
-                        "statuses were lost with it",
-                        f.exit_status, f.launcher_signal,
-                        abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed")};
+  return 0;
+}
+
+}  // namespace
+
+bool teardown_report(const FailedRank& rank) {
+  return rank.died_of_signal && signal_of(rank.what) == SIGTERM;
+}
+
+namespace {
+
+// The same rank dying of the same signal as in the attempt before, on another host: the
+// program's doing, not the node's. (A death nobody reported a rank for proves nothing: those
+// rotate blind until the spares run out.)
+bool same_death(const SignalDeath& before, const SignalDeath& now) {
+  return before.signal != 0 && before.signal == now.signal && !now.ranks.empty() &&
+         before.ranks == now.ranks && short_host_name(before.host) != short_host_name(now.host);
+}
+
+// A rank died of a signal. Once, it is the node's (its host is swapped, when the launcher
+// named one of the job's); the same death again on a new host, or an abort (the program's own
+// assert, os.abort(), an uncaught C++ exception), is the program's and is not retried.
+Classification signal_death(const AttemptFacts& f, SignalDeath death,
+                            std::vector<FailedRank> failed, std::string reason) {
+  Classification c{.ending = Ending::application_error,
+                   .bad_hosts = {},
+                   .failed = std::move(failed),
+                   .reason = std::move(reason),
+                   .death = death};
+  if (death.signal == SIGABRT) {
+    c.rule = "abort";
+    c.reason += ": the program aborted itself (an assertion, abort(), an uncaught exception)";
+  } else if (same_death(f.previous_death, death)) {
+    c.rule = "same_death_twice";
+    c.reason += fmt::format(": it died the same way{} in the attempt before: the program's doing",
+                            f.previous_death.host.empty() ? "" : " on " + f.previous_death.host);
+  } else {
+    c.ending = Ending::bad_node;
+    c.rule = "signal_death";
+    if (!death.host.empty() && among_hosts(f.hosts, death.host)) c.bad_hosts = {death.host};
+  }
+  return c;
+}
+
+Classification launcher_death(const AttemptFacts& f, std::vector<FailedRank> failed) {
+  const std::optional<std::string_view> abbrev = signal_abbrev(f.launcher_signal);
+  return {.ending = Ending::launcher_died,
+          .bad_hosts = {},
+          .failed = std::move(failed),
+          .reason = fmt::format(
+              "exit status {}: the launcher itself died of signal {} ({}); the ranks' statuses "
+              "were lost with it",
+              f.exit_status, f.launcher_signal, abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed"),
+          .rule = "launcher_signal"};
+}
+
+// Victim, not teardown: once a rank dies, PALS and srun stop the others with SIGTERM and report
+// each ("x1: rank 0 died from signal 15"), in any order. A report of anything else (signal 9,
+// an exit code) is the cause; the SIGTERMed ranks are the innocent, listed after it.
+void put_victim_first(std::vector<FailedRank>& failed) {
+  if (!teardown_report(failed.front())) return;
+  auto victim = std::find_if_not(failed.begin(), failed.end(), teardown_report);
+  if (victim != failed.end()) std::rotate(failed.begin(), victim, victim + 1);
+}
+
+// Without a named bad node and without the watchdog: the launcher's own words decide, else its
+// exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
+// the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
+// so there a rank's report comes first.
+Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed) {
+  if (f.launcher_signal != 0 && (f.launcher_signal != SIGPIPE || failed.empty())) {
+    return launcher_death(f, std::move(failed));
+  }
+  if (!failed.empty()) {
+    put_victim_first(failed);
+    const FailedRank& first = failed.front();
+    std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
+    if (!first.died_of_signal || broken_pipe(first.what)) {
+      return {Ending::application_error, {}, std::move(failed), std::move(reason)};
+    }
+    const SignalDeath death{
+        .ranks = first.ranks, .host = first.host, .signal = signal_of(first.what)};
+    return signal_death(f, death, std::move(failed), std::move(reason));
   }
   if (f.exit_status == 128 + SIGPIPE) {
     return {Ending::application_error,
@@ -269,11 +370,10 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
   }
   // 129-192: 128+N for signal N; 255 is a launcher's own "something failed".
   if (f.exit_status > 128 && f.exit_status <= 128 + 64) {
-    return {Ending::bad_node,
-            {},
-            {},
-            fmt::format("exit status {}: a rank died of signal {}; no node named", f.exit_status,
-                        f.exit_status - 128)};
+    const int sig = f.exit_status - 128;
+    return signal_death(
+        f, {.ranks = "", .host = "", .signal = sig}, {},
+        fmt::format("exit status {}: a rank died of signal {}; no node named", f.exit_status, sig));
   }
   return {Ending::application_error,
           {},
@@ -328,32 +428,108 @@ std::vector<FailedRank> complete(std::vector<FailedRank> failed, const AttemptFa
 
 }  // namespace
 
+namespace {
+
+int world_size_of(const AttemptFacts& f) {
+  return f.world_size > 0 ? f.world_size : static_cast<int>(f.hosts.size()) * f.ppn;
+}
+
+// A quoted line stays one line of a verdict.
+std::string quoted(std::string_view line) {
+  constexpr std::size_t k_most = 200;
+  return fmt::format("\"{}{}\"", line.substr(0, k_most), line.size() > k_most ? "..." : "");
+}
+
+Classification job_fault(const AttemptFacts& f, JobFaultHit hit, std::vector<FailedRank> failed) {
+  return {.ending = Ending::application_error,
+          .bad_hosts = {},
+          .failed = std::move(failed),
+          .reason = fmt::format("exit status {}: {}: {}", f.exit_status, hit.fault->what,
+                                quoted(hit.line)),
+          .rule = fmt::format("job_faults {}", hit.fault->name),
+          .line = std::move(hit.line)};
+}
+
+// The hosts the launcher's own lines name, of this attempt's hosts only: a host outside the
+// allocation (github.com in a rank's ssh error) is never a bad node.
+std::vector<BadNodeHit> scraped_hits(const AttemptFacts& f, std::string_view launcher_lines,
+                                     const std::vector<BadNodePattern>& patterns) {
+  std::vector<BadNodeHit> hits = BadNodeMatcher(patterns).hits_in(launcher_lines);
+  std::erase_if(hits, [&](const BadNodeHit& hit) { return !among_hosts(f.hosts, hit.host); });
+  return hits;
+}
+
+Classification scraped(const AttemptFacts& f, std::vector<BadNodeHit> hits,
+                       std::vector<FailedRank> failed) {
+  std::vector<std::string> hosts;
+  for (const BadNodeHit& hit : hits) hosts.push_back(hit.host);
+  return {
+      .ending = Ending::bad_node,
+      .bad_hosts = hosts,
+      .failed = std::move(failed),
+      .reason = fmt::format("exit status {}; bad node: {}", f.exit_status, fmt::join(hosts, ", ")),
+      .rule = "bad_node_patterns " + hits.front().pattern,
+      .line = hits.front().line};
+}
+
+// Silent for --idle-timeout: before any progress line the job never started training (the
+// Python ezpz's stuck_pre_training: imports, the rendezvous, data loading); after one it hung.
+Classification idle_ending(const AttemptFacts& f, std::vector<FailedRank> failed) {
+  const std::regex progress(f.progress_pattern);
+  std::cmatch m;
+  for (std::string_view line : lines_of(f.output)) {
+    if (search(line, progress, m)) {
+      return {Ending::hang, {}, std::move(failed), "no output from any rank for --idle-timeout"};
+    }
+  }
+  return {Ending::never_started,
+          {},
+          std::move(failed),
+          "no output for --idle-timeout and no progress line before it: the job never started "
+          "training (look at its start-up: imports, the rendezvous, data loading)"};
+}
+
+}  // namespace
+
+void check_progress_pattern(const std::string& pattern) {
+  try {
+    std::regex{pattern};
+  } catch (const std::regex_error& e) {
+    throw Error(
+        fmt::format("--progress-pattern {}: invalid regular expression: {}", pattern, e.what()));
+  }
+}
+
 Classification classify_attempt(const AttemptFacts& f,
                                 const std::vector<BadNodePattern>& patterns) {
   if (f.interrupted) return signal_ending(f);
   if (f.watchdog == Watchdog::stdout_closed) {
     return {Ending::interrupted, {}, {}, "ezpz's stdout was closed by its reader (SIGPIPE)"};
   }
-  if (f.exit_status == 0 && f.watchdog == Watchdog::none)
+  // The job's own fault is read from every line, the ranks' included: that is where it shows.
+  const bool clean = f.exit_status == 0 && f.watchdog == Watchdog::none;
+  JobFaultHit fault = find_job_fault(f.output, world_size_of(f), clean);
+  if (clean) {
+    if (fault.fault && fault.fault->fails_success) return job_fault(f, std::move(fault), {});
     return {Ending::success, {}, {}, "exit status 0"};
-  std::vector<FailedRank> failed = complete(failed_ranks(f.output), f);
-  // A named bad node explains a hang or a timeout too: it comes first.
-  std::vector<std::string> hosts = scrape_bad_hosts(f.output, patterns);
-  if (!hosts.empty()) {
-    return {Ending::bad_node, hosts, std::move(failed),
-            fmt::format("exit status {}; bad node: {}", f.exit_status, fmt::join(hosts, ", "))};
   }
+  // Failure reports and bad-node lines are the launcher's, never a rank's (when they are known).
+  const std::string_view launcher_lines = f.launcher_output ? *f.launcher_output : f.output;
+  std::vector<FailedRank> failed = complete(failed_ranks(launcher_lines), f);
+  if (fault.fault) return job_fault(f, std::move(fault), std::move(failed));
+  // A named bad node explains a hang or a timeout too: it comes next.
+  std::vector<BadNodeHit> hits = scraped_hits(f, launcher_lines, patterns);
+  if (!hits.empty()) return scraped(f, std::move(hits), std::move(failed));
   if (f.watchdog == Watchdog::timeout) {
     return {Ending::timeout, {}, std::move(failed), "the --timeout limit passed"};
   }
-  if (f.watchdog == Watchdog::idle) {
-    return {Ending::hang, {}, std::move(failed), "no output from any rank for --idle-timeout"};
-  }
+  if (f.watchdog == Watchdog::idle) return idle_ending(f, std::move(failed));
   return by_failed_ranks(f, std::move(failed));
 }
 
 bool worth_retrying(Ending ending) {
-  return ending == Ending::bad_node || ending == Ending::hang || ending == Ending::timeout;
+  return ending == Ending::bad_node || ending == Ending::launcher_died || ending == Ending::hang ||
+         ending == Ending::never_started || ending == Ending::timeout;
 }
 
 double backoff_seconds(int attempt, double first, double cap) {
@@ -405,8 +581,11 @@ std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std
     if (host == pool.active.end() || pool.spares.empty()) continue;
     swap_out(host);
   }
-  // Nobody named, or only hosts already gone: rotate the first one out blind.
-  if (swaps.empty() && !pool.spares.empty()) swap_out(pool.active.begin());
+  // Nobody named, or only hosts already gone: rotate one out blind, each host in its turn.
+  if (swaps.empty() && !pool.spares.empty() && !pool.active.empty()) {
+    const std::size_t slot = pool.next_blind++ % pool.active.size();
+    swap_out(pool.active.begin() + static_cast<std::ptrdiff_t>(slot));
+  }
   return swaps;
 }
 

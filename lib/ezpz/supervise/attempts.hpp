@@ -17,7 +17,9 @@ enum class Ending {
   success,
   application_error,  // the job's own failure: retrying will not help
   bad_node,           // a node failed (named by a profile signature, when one matched)
-  hang,               // --idle-timeout: no output from any rank
+  launcher_died,      // the launcher itself (mpiexec, srun) was killed: no rank is to blame
+  hang,               // --idle-timeout: no output from any rank, after a progress line
+  never_started,      // --idle-timeout before any progress line: stuck in start-up
   timeout,            // --timeout: the wall-clock limit
   walltime,           // SIGTERM from the scheduler: never retried
   interrupted,        // the user's Ctrl-C / SIGTERM to ezpz
@@ -28,6 +30,21 @@ std::string_view to_string(Ending ending);
 // seen on the launcher's stderr (no point waiting for the hang that follows).
 // stdout_closed: ezpz's own stdout lost its reader (`ezpz launch ... | head`).
 enum class Watchdog { none, timeout, idle, signature, stdout_closed };
+
+// What a training loop prints as it goes (step=10, iter: 3, epoch 2 in = or : form).
+inline constexpr std::string_view k_default_progress =
+    R"(\b(step|iter|iteration|epoch)\s*[=:]\s*\d)";
+
+// Throws Error naming --progress-pattern when `pattern` is not a regular expression.
+void check_progress_pattern(const std::string& pattern);
+
+// A rank's death by a signal: which rank, where, which signal (0: not a signal death).
+struct SignalDeath {
+  std::string ranks;  // empty: the launcher did not say
+  std::string host;
+  int signal = 0;
+  bool operator==(const SignalDeath&) const = default;
+};
 
 struct AttemptFacts {
   int exit_status = 0;         // as ezpz reports it: 128+N for signal N
@@ -44,6 +61,16 @@ struct AttemptFacts {
   // statuses died with it: 128+N is then not a rank's.
   int launcher_signal = 0;
   int world_size = 0;  // the last host may hold fewer than ppn; 0: hosts x ppn
+  // With rank records: the lines no rank wrote (the launcher's own, ezpz-rankenv's reports).
+  // Bad-node patterns and failure reports are matched against these alone, so a rank's own
+  // "ssh: connect to host github.com ..." never names a node. nullopt: not known, `output`.
+  std::optional<std::string> launcher_output = std::nullopt;
+  // How the previous attempt's first failed rank died of a signal, if it did: the same rank
+  // dying the same way on a new host is the program's doing (signal_death's rule).
+  SignalDeath previous_death = {};
+  // A progress line of the job (`--progress-pattern`): an idle timeout before any such line is
+  // a job that never started training, after one a job that hung mid-training.
+  std::string progress_pattern = std::string(k_default_progress);
 };
 
 // A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by
@@ -68,6 +95,10 @@ std::vector<FailedRank> failed_ranks(std::string_view output);
 // ranks printed meanwhile are among them: the output is not labelled by rank.)
 std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count);
 
+// A rank stopped with SIGTERM ("died from signal 15", "Terminated"): the teardown after
+// another rank's death, innocent of it.
+bool teardown_report(const FailedRank& rank);
+
 // "rank 1 on n02: Killed": how logs and error lines name a failed rank.
 std::string describe(const FailedRank& rank);
 // Its ranks alone: "rank 1", "ranks 4-7", "a rank".
@@ -89,6 +120,18 @@ struct Classification {
   std::vector<std::string> bad_hosts;  // first-seen order, deduplicated
   std::vector<FailedRank> failed;      // as the launcher reported them
   std::string reason;                  // one line, for logs and verdict.json
+  // The rule that decided, when one did ("bad_node_patterns ssh-unreachable", "job_faults
+  // no-space", "same_death_twice"), and the line of output it quotes.
+  std::string rule = {};
+  std::string line = {};
+  SignalDeath death = {};  // the first failed rank's, when it died of a signal
+};
+
+// A host a bad-node pattern named, which pattern, and the line.
+struct BadNodeHit {
+  std::string host;
+  std::string pattern;
+  std::string line;
 };
 
 // The patterns, compiled once: what watches the launcher's stderr line by line.
@@ -99,15 +142,17 @@ class BadNodeMatcher {
   // The hosts the patterns name in `text` (first capture group), first seen first, once each.
   // Matched line by line, each line's first 4 KiB.
   std::vector<std::string> hosts_in(std::string_view text) const;
+  // The same, with the pattern and line of each host's first sighting.
+  std::vector<BadNodeHit> hits_in(std::string_view text) const;
   bool empty() const { return regexes_.empty(); }
 
  private:
+  std::vector<std::string> names_;
   std::vector<std::regex> regexes_;
 };
 
-// BadNodeMatcher(patterns).hosts_in(output).
-std::vector<std::string> scrape_bad_hosts(std::string_view output,
-                                          const std::vector<BadNodePattern>& patterns);
+// Whether `host` is one of `hosts` (by short name); an empty list holds every host (not known).
+bool among_hosts(const std::vector<std::string>& hosts, std::string_view host);
 
 // Throws Error naming the pattern when a regex does not compile.
 Classification classify_attempt(const AttemptFacts& facts,
@@ -124,6 +169,9 @@ struct NodePool {
   std::vector<std::string> active;
   std::vector<std::string> spares;
   std::vector<std::string> retired;  // swapped out as bad
+  // The active slot a blind rotation takes out next: round-robin, so every host gets its
+  // turn and the spare just put in is not the next one out.
+  std::size_t next_blind = 0;
 };
 
 // The first `active` hosts run the job; the next `spares` wait. Throws Error
@@ -137,8 +185,8 @@ NodePool plan_pool(const std::vector<std::string>& planned,
                    const std::vector<std::string>& available, int spares);
 
 // Swaps each named bad host that is active for the next spare; with no host
-// named (or none of them active), rotates the first active host out. Returns
-// the swaps made ("bad -> spare"); empty when no spare is left.
+// named (or none of them active), rotates an active host out blind, round-robin
+// (pool.next_blind). Returns the swaps made ("bad -> spare"); empty when no spare is left.
 std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std::string>& bad);
 
 }  // namespace ezpz

@@ -25,6 +25,9 @@ struct RunOutcome {
   std::string output_tail{};  // with capture: at least the last tail_bytes of the output
   std::string warning{};      // --signal's, once sent: "warned at T-600 s with SIGUSR1"
   std::vector<output::Stamp> startup{};  // with records: the ranks' start-up stamps
+  // With rank records: the same of the lines no rank wrote (the launcher's, ezpz-rankenv's
+  // reports); nullopt: every line of output_tail may be a rank's or the launcher's.
+  std::optional<std::string> launcher_tail{};
 };
 
 class Executor {

@@ -99,6 +99,19 @@ int attempt_exit_code(Watchdog watchdog, int launcher_exit) {
   return watchdog == Watchdog::timeout || watchdog == Watchdog::idle ? 124 : launcher_exit;
 }
 
+namespace {
+
+// The verdict's words, as verdict.json and `ezpz runs explain --json` both give them.
+void add_classification(Json& json, const Classification& c) {
+  json.update(Json{{"classification", to_string(c.ending)},
+                   {"reason", c.reason},
+                   {"rule", c.rule},
+                   {"line", c.line},
+                   {"bad_hosts", c.bad_hosts}});
+}
+
+}  // namespace
+
 std::string verdict_json(const AttemptVerdict& v) {
   const Classification& c = v.classification;
   Json json = {
@@ -108,11 +121,12 @@ std::string verdict_json(const AttemptVerdict& v) {
       {"launcher_exit", v.launcher_exit},
       {"signal", v.forwarded_signal},
       {"stopped_by", v.watchdog == Watchdog::none ? Json(nullptr) : Json(to_string(v.watchdog))},
-      {"classification", to_string(c.ending)},
-      {"reason", c.reason},
-      {"bad_hosts", c.bad_hosts},
+  };
+  add_classification(json, c);
+  json.update(Json{
       {"failed_ranks", failed_json(c.failed)},
       {"swaps", v.swaps},
+      {"failover", v.failover.empty() ? Json(nullptr) : Json(v.failover)},
       {"next", v.next},
       {"leftovers", v.leftovers},
       {"warning", v.warning.empty() ? Json(nullptr) : Json(v.warning)},
@@ -123,7 +137,15 @@ std::string verdict_json(const AttemptVerdict& v) {
                                              : std::nullopt)},
         {"total_s", ms(v.total_s)}}},
       {"startup", output::startup_json(v.startup)},
-  };
+  });
+  return json.dump(2) + "\n";
+}
+
+std::string explanation_json(const Explanation& e, const std::string& source) {
+  const Classification& c = e.classification;
+  Json json = {{"source", source}};
+  add_classification(json, c);
+  json.update(Json{{"victims", failed_json(e.victims)}, {"innocent", failed_json(e.innocent)}});
   return json.dump(2) + "\n";
 }
 
@@ -168,6 +190,18 @@ RunSummary parse_summary(std::string_view text, std::string_view source) {
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not an ezpz run record: {}", source, e.what()));
+  }
+}
+
+ExplainInput recorded_attempt(std::string_view verdict, std::string_view source) {
+  try {
+    const Json json = Json::parse(verdict);
+    ExplainInput in;
+    json.at("launcher_exit").get_to(in.exit_status);
+    json.at("hosts").get_to(in.hosts);
+    return in;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not an attempt's verdict: {}", source, e.what()));
   }
 }
 

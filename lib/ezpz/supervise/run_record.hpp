@@ -10,6 +10,7 @@
 
 #include "ezpz/output/startup.hpp"
 #include "ezpz/supervise/attempts.hpp"
+#include "ezpz/supervise/explain.hpp"
 
 namespace ezpz {
 
@@ -23,6 +24,7 @@ struct AttemptVerdict {
   Watchdog watchdog = Watchdog::none;
   Classification classification;
   std::vector<std::string> swaps;  // "bad -> spare", made after this attempt
+  std::string failover = {};       // how the swapped host was chosen: scraped, reported, blind
   std::string next;                // what ezpz did next, in words
   // "PID COMMAND" of this run's processes still alive after the launcher, stopped by ezpz.
   std::vector<std::string> leftovers;
@@ -38,6 +40,9 @@ struct AttemptVerdict {
   std::vector<output::Stamp> startup = {};  // the ranks' start-up stamps: verdict.json's "startup"
 };
 std::string verdict_json(const AttemptVerdict& verdict);
+
+// `ezpz runs explain --json`: the explanation, with `source` (the run or the file it read).
+std::string explanation_json(const Explanation& explanation, const std::string& source);
 
 // The run as a whole: run.json in the run directory, rewritten as it goes.
 struct RunSummary {
@@ -60,6 +65,10 @@ struct RunSummary {
   bool operator==(const RunSummary&) const = default;
 };
 std::string summary_json(const RunSummary& summary);
+
+// What `ezpz runs explain` needs of an attempt's verdict.json: the launcher's exit status and
+// the attempt's hosts. Throws Error naming `source` when the text is not a verdict.
+ExplainInput recorded_attempt(std::string_view verdict, std::string_view source);
 
 // Throws Error naming `source` when the text is not a run summary.
 RunSummary parse_summary(std::string_view json, std::string_view source);

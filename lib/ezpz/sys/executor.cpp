@@ -482,6 +482,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   outcome.total = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
   if (pump) outcome.output_tail = pump->tail();
   if (pump) outcome.startup = pump->startup();
+  if (pump) outcome.launcher_tail = pump->launcher_tail();
   return outcome;
 }
 

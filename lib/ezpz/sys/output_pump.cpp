@@ -61,6 +61,10 @@ struct OutputPump::Stream {
     console.line(line, now, shown);
     decoded.append(line.text);
     if (line.complete) decoded += '\n';
+    if (line.rank < 0) {  // not a record: the launcher's own line (or ezpz-rankenv's report)
+      launcher.append(line.text);
+      if (line.complete) launcher += '\n';
+    }
     if (line.rank >= 0 && keep_ranks) keep_rank_line(line);
   }
 
@@ -95,7 +99,8 @@ struct OutputPump::Stream {
   std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
   std::vector<output::Stamp> stamps;  // start-up stamps, as they came
   std::string shown;        // what the console shows
-  std::string decoded;      // the lines as the ranks wrote them: the tail's and the watcher's
+  std::string decoded;      // the lines as the ranks wrote them: the tail's
+  std::string launcher;     // the lines that were not records: the watcher's, the launcher tail's
   std::string ranked;       // ranks.log's records
   const std::function<void(std::string_view)> append_ranked = [this](std::string_view record) {
     ranked.append(record);
@@ -200,8 +205,12 @@ void OutputPump::show(Pipe& pipe) {
   }
   stream.ranked.clear();
   keep_tail(stream.decoded);
-  if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(stream.decoded);
+  keep_bounded(launcher_tail_, stream.launcher);
+  // A rank's own line never trips the watcher: "ssh: connect to host github.com ..." printed by
+  // the job is no launcher's report of a node.
+  if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(stream.launcher);
   stream.decoded.clear();
+  stream.launcher.clear();
 }
 
 std::optional<std::chrono::milliseconds> OutputPump::due_in() const {
@@ -483,14 +492,23 @@ void OutputPump::keep(std::string_view data) {
 }
 
 void OutputPump::keep_tail(std::string_view data) {
-  if (tail_bytes_ == 0) return;
+  keep_bounded(tail_, data);
+}
+
+void OutputPump::keep_bounded(std::string& tail, std::string_view data) const {
+  if (tail_bytes_ == 0 || data.empty()) return;
   if (data.size() >= tail_bytes_) {  // a whole tail in one read: keep only its end
-    tail_.assign(data.substr(data.size() - tail_bytes_));
+    tail.assign(data.substr(data.size() - tail_bytes_));
     return;
   }
-  tail_.append(data);
+  tail.append(data);
   // Trimmed in large steps so the tail is not shifted on every read.
-  if (tail_.size() > 2 * tail_bytes_) tail_.erase(0, tail_.size() - tail_bytes_);
+  if (tail.size() > 2 * tail_bytes_) tail.erase(0, tail.size() - tail_bytes_);
+}
+
+std::optional<std::string> OutputPump::launcher_tail() const {
+  if (!pipes_[0].records) return std::nullopt;
+  return launcher_tail_;
 }
 
 }  // namespace ezpz::sys

@@ -61,10 +61,14 @@ class OutputPump {
   void tick();
   // At least the last tail_bytes of both streams (fewer when there were fewer).
   std::string tail() const;
+  // With records: the same of the lines that were not records (the launcher's own, and
+  // ezpz-rankenv's exit reports); nullopt without records, where no line can be told apart.
+  std::optional<std::string> launcher_tail() const;
 
   // Shows `watcher` every whole line of the launcher's stderr (where launchers report failed
-  // nodes) until it returns true; that line is then `tripped_line()`. stdout is not watched:
-  // it carries the job's bulk output, and a regex per line would cost more than the copy.
+  // nodes; with records, only the lines that are not a rank's) until it returns true; that line is
+  // then `tripped_line()`. stdout is not watched: it carries the job's bulk output, and a regex per
+  // line would cost more than the copy.
   void watch_stderr_lines(std::function<bool(std::string_view)> watcher);
   const std::optional<std::string>& tripped_line() const { return tripped_; }
 
@@ -105,6 +109,7 @@ class OutputPump {
   std::string record_end() const;
   void keep(std::string_view data);
   void keep_tail(std::string_view data);
+  void keep_bounded(std::string& tail, std::string_view data) const;
   void show_lines(std::string_view data);
 
   std::array<Pipe, 2> pipes_{};
@@ -114,6 +119,7 @@ class OutputPump {
   bool spliced_ = false;
   std::size_t tail_bytes_;
   std::string tail_;
+  std::string launcher_tail_;  // with records: the lines that were not records
   // Left uninitialised: zeroing 1 MiB faulted in 256 pages before every launch (~0.5 ms); a
   // read touches only the pages it fills.
   std::unique_ptr<char[]> buffer_;

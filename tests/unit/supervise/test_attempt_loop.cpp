@@ -1,6 +1,7 @@
 // The retry and failover policy driven through a recording executor (ninja's CommandRunner
 // and its fake twin): each row is what the launcher does on each attempt, and what ezpz then
 // does: the hosts of each attempt, the swaps, the back-offs and the exit status.
+#include <algorithm>
 #include <csignal>
 #include <map>
 
@@ -216,6 +217,54 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
        {40, 60},
        0,
        ""},
+      // Before: the verdict named rank 1 on n02 and n01 was swapped.
+      {"a rank's death swaps the host its report names",
+       {.retries = 1, .spares = 2, .failover = true},
+       4,
+       {exited(137, "srun: error: n02: task 1: Killed\n"), ok},
+       {{"n01", "n02"}, {"n01", "n03"}},
+       {"n02 -> n03"},
+       {5},
+       0,
+       ""},
+      {"the same rank dying the same way on the new host is the program's",
+       {.retries = 3, .spares = 2, .failover = true},
+       4,
+       {exited(139, "srun: error: n02: task 1: Segmentation fault\n"),
+        exited(139, "srun: error: n03: task 1: Segmentation fault\n")},
+       {{"n01", "n02"}, {"n01", "n03"}},
+       {"n02 -> n03"},
+       {5},
+       139,
+       "stop: application_error is not retried"},
+      {"out of disk space keeps the hosts and is not retried",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {exited(1, "OSError: [Errno 28] No space left on device: '/ckpt/step_9.pt'\n")},
+       {{"n01", "n02"}},
+       {},
+       {},
+       1,
+       "stop: application_error is not retried"},
+      {"a fatal line fails a run whose launcher exited 0",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {exited(0, "UR_RESULT_ERROR_OUT_OF_RESOURCES on rank 4\n")},
+       {{"n01", "n02"}},
+       {},
+       {},
+       1,
+       "stop: application_error is not retried"},
+      // Before: n01 -> n03, then n03 -> n04 (the spare just put in), n02 never.
+      {"blind rotations take each active host in turn",
+       {.retries = 2, .spares = 2, .retry_delay_s = 1, .failover = true},
+       4,
+       {stopped_by(Watchdog::idle), stopped_by(Watchdog::idle), ok},
+       {{"n01", "n02"}, {"n02", "n03"}, {"n03", "n04"}},
+       {"n01 -> n03", "n02 -> n04"},
+       {1, 2},
+       0,
+       ""},
       {"SIGTERM inside the job is walltime: never retried",
        {.retries = 3, .failover = true},
        2,
@@ -278,6 +327,28 @@ TEST_CASE("what a failover says on stderr, word for word", "[attempt_loop]") {
   drive(alone, {}, p);
   CHECK(alone.effects.said == Hosts{"attempt 1 ended: bad_node: exit status 1; bad node: n02"});
   CHECK(alone.exit_code == 1);
+}
+
+// A swap says how its host was chosen, in the verdict and on stderr: a guess is said to be one.
+TEST_CASE("the verdict says whether a swap was scraped, reported or blind", "[attempt_loop]") {
+  const PreparedLaunch p = prepared(5, 2);
+  Driven d{RecordingExecutor({node_down("n02"), exited(137, "srun: error: n03: task 1: Killed\n"),
+                              stopped_by(Watchdog::idle), exited(0)}),
+           {},
+           {}};
+  drive(d, {.retries = 3, .spares = 3, .failover = true}, p);
+  CHECK(d.exit_code == 0);
+  const nlohmann::json first = d.effects.file("attempt-1/verdict.json");
+  CHECK(first["failover"] == "scraped");
+  CHECK(first["rule"] == "bad_node_patterns test");
+  CHECK(first["line"] == "node n02 is down");
+  CHECK(d.effects.file("attempt-2/verdict.json")["failover"] == "reported");
+  CHECK(d.effects.file("attempt-2/verdict.json")["rule"] == "signal_death");
+  CHECK(d.effects.file("attempt-3/verdict.json")["failover"] == "blind");
+  CHECK(d.effects.file("attempt-4/verdict.json")["failover"].is_null());
+  CHECK(std::count(
+            d.effects.said.begin(), d.effects.said.end(),
+            "retry on new hosts (n01 -> n05; blind: no node was named); attempt 4 in 20 s") == 1);
 }
 
 // After a clean exit ezpz looks for leftovers only among its own descendants (cheap, on every

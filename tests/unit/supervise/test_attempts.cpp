@@ -3,6 +3,7 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/supervise/attempts.hpp"
+#include "ezpz/supervise/job_faults.hpp"
 #include "tests/catch.hpp"
 #include "tests/support/files.hpp"
 
@@ -64,11 +65,21 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
        Ending::timeout,
        {},
        "the --timeout limit passed"},
-      {"silent ranks",
-       {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::idle, .output = ""},
+      {"silent ranks, after training had started",
+       {.exit_status = 124,
+        .scheduler_job = true,
+        .watchdog = Watchdog::idle,
+        .output = "step=3\n"},
        Ending::hang,
        {},
        "no output from any rank for --idle-timeout"},
+      // Before: both were "hang", with the same words.
+      {"silent before any progress line",
+       {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::idle, .output = "up\n"},
+       Ending::never_started,
+       {},
+       "no output for --idle-timeout and no progress line before it: the job never started "
+       "training (look at its start-up: imports, the rendezvous, data loading)"},
       {"a rank killed, nobody named",
        {.exit_status = 137, .scheduler_job = true, .output = "Killed\n"},
        Ending::bad_node,
@@ -79,7 +90,7 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
         .scheduler_job = true,
         .output = "rank 0 up\n",
         .launcher_signal = SIGPIPE},
-       Ending::bad_node,
+       Ending::launcher_died,
        {},
        "exit status 141: the launcher itself died of signal 13 (SIGPIPE); the ranks' statuses "
        "were lost with it"},
@@ -100,7 +111,7 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
        "went away"},
       {"the launcher SIGKILLed by someone else (the OOM killer)",
        {.exit_status = 137, .scheduler_job = true, .output = "", .launcher_signal = SIGKILL},
-       Ending::bad_node,
+       Ending::launcher_died,
        {},
        "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses "
        "were lost with it"},
@@ -169,6 +180,14 @@ TEST_CASE("spares replace named bad nodes, or rotate blind", "[attempts]") {
   CHECK(pool.active == std::vector<std::string>{"n5", "n4", "n3"});
   CHECK(replace_bad_nodes(pool, {"n3"}).empty());  // no spare left
   CHECK(pool.active == std::vector<std::string>{"n5", "n4", "n3"});
+
+  // Blind, again and again: each active host in its turn, never the spare just put in (before:
+  // n1 -> s1, then s1 -> s2, s2 -> s3; n2 and n3 never rotated).
+  NodePool blind = split_pool({"n1", "n2", "n3", "s1", "s2", "s3"}, 3);
+  CHECK(replace_bad_nodes(blind, {}) == std::vector<std::string>{"n1 -> s1"});
+  CHECK(replace_bad_nodes(blind, {}) == std::vector<std::string>{"n2 -> s2"});
+  CHECK(replace_bad_nodes(blind, {"elsewhere"}) == std::vector<std::string>{"n3 -> s3"});
+  CHECK(blind.active == std::vector<std::string>{"s1", "s2", "s3"});
 
   NodePool two = split_pool({"a", "b", "c", "d"}, 2);
   CHECK(replace_bad_nodes(two, {"b", "a"}) == std::vector<std::string>{"b -> c", "a -> d"});
@@ -317,7 +336,10 @@ TEST_CASE("the launcher's report decides between the job's error and the machine
       {.exit_status = 143, .scheduler_job = true, .output = "srun: error: n02: task 1: Killed\n"},
       {});
   CHECK(killed.ending == Ending::bad_node);
-  CHECK(killed.bad_hosts.empty());  // a killed rank does not prove its node bad
+  // Before: no host, and the blind rotation swapped n01. The report names the host: swap it.
+  CHECK(killed.bad_hosts == std::vector<std::string>{"n02"});
+  CHECK(killed.rule == "signal_death");
+  CHECK(killed.death == SignalDeath{.ranks = "1", .host = "n02", .signal = SIGKILL});
   CHECK(killed.reason == "exit status 143: rank 1 on n02: Killed");
   // SIGPIPE is the pipeline's end, in every launcher's words: the job's, never a node's.
   for (const char* report :
@@ -354,7 +376,7 @@ TEST_CASE("a bad-node signature explains a hang, and stops one early", "[attempt
       classify_attempt(
           {.exit_status = 143, .scheduler_job = true, .watchdog = Watchdog::idle, .output = "hi\n"},
           ssh)
-          .ending == Ending::hang);
+          .ending == Ending::never_started);
   CHECK(classify_attempt({.exit_status = 0, .scheduler_job = true, .output = output}, ssh).ending ==
         Ending::success);
 }
@@ -423,6 +445,21 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
        "n03"},
       {"perlmutter", "srun: error: Task launch for StepId=9.0 failed on node nid001234: Zero Bytes",
        "nid001234"},
+      {"perlmutter", "srun: error: Node failure on nid001234", "nid001234"},
+      {"frontier", "srun: error: Node failure on frontier01234", "frontier01234"},
+      {"polaris", "x3104c0s1b0n0.hsn.cm.polaris.alcf.anl.gov: shepherd died from signal 9",
+       "x3104c0s1b0n0"},
+      // The child PALS could not reach, not the node that printed the line (ALCF's Known Issues).
+      {"polaris",
+       "launch failed on x3104c0s1b0n0: Couldn't forward RPC launch("
+       "ab751d77-e80a-4c54-b1c2-4e881f7e8c90) to child x3104c0s31b0n0.hsn.cm.polaris.alcf.anl.gov: "
+       "Resource temporarily unavailable",
+       "x3104c0s31b0n0"},
+      {"aurora",
+       "launch failed on x4102c5s2b0n0: Couldn't forward RPC launch(ab751d77) to child "
+       "x4102c5s3b0n0.hsn.cm.aurora.alcf.anl.gov: Resource temporarily unavailable",
+       "x4102c5s3b0n0"},
+      {"sophia", "  Remote daemon: [[64415,0],1] on node sophia-gpu-05", "sophia-gpu-05"},
   };
   for (const Row& row : rows) {
     INFO(row.machine << ": " << row.line);
@@ -432,4 +469,275 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
   CHECK(BadNodeMatcher(patterns_of("aurora"))
             .hosts_in("x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 15")
             .empty());
+}
+
+// Before: a rank's own line matched the profile's ssh patterns: "bad node: github.com", n01
+// swapped for a spare, every spare spent.
+TEST_CASE("a bad-node line counts only from the launcher, and only for the job's hosts",
+          "[attempts]") {
+  const std::vector<BadNodePattern> ssh = {
+      {"ssh-unreachable", R"(^ssh: connect to host (\S+) port \d+: )"},
+      {"ssh-unresolved", R"(^ssh: Could not resolve hostname ([^:\s]+):)"}};
+  const std::string rank_line = "ssh: connect to host github.com port 22: Connection timed out\n";
+  AttemptFacts facts{
+      .exit_status = 143, .scheduler_job = true, .watchdog = Watchdog::idle, .output = rank_line};
+  facts.hosts = {"n01", "n02", "n03"};
+  facts.ppn = 1;
+  // A host outside the allocation, even in a launcher's line.
+  CHECK(classify_attempt(facts, ssh).ending == Ending::never_started);
+  // One of the job's hosts, printed by a rank (records tell): not the launcher's.
+  facts.output = "ssh: Could not resolve hostname n02: Name or service not known\n";
+  facts.launcher_output = "";
+  CHECK(classify_attempt(facts, ssh).ending == Ending::never_started);
+  // The same line from the launcher: scraped, with the pattern and the line.
+  facts.launcher_output = facts.output;
+  Classification c = classify_attempt(facts, ssh);
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.bad_hosts == std::vector<std::string>{"n02"});
+  CHECK(c.rule == "bad_node_patterns ssh-unresolved");
+  CHECK(c.line == "ssh: Could not resolve hostname n02: Name or service not known");
+  CHECK(among_hosts({"n01.cluster", "n02.cluster"}, "n02"));
+  CHECK_FALSE(among_hosts({"n01"}, "github.com"));
+  CHECK(among_hosts({}, "anything"));  // the hosts not known
+}
+
+// Before: SIGSEGV, SIGABRT and SIGKILL were all bad_node, every time: a program that crashes
+// the same way burnt every spare.
+TEST_CASE("a signal death is the node's once, the program's when it repeats", "[attempts]") {
+  struct Row {
+    const char* name;
+    const char* report;
+    SignalDeath previous;
+    Ending ending;
+    std::vector<std::string> bad_hosts;
+    const char* rule;
+  };
+  const Row rows[] = {
+      {"SIGKILL, first time: the host is suspect",
+       "srun: error: n02: task 1: Killed\n",
+       {},
+       Ending::bad_node,
+       {"n02"},
+       "signal_death"},
+      {"the same rank, the same signal, on the new host: the program's",
+       "srun: error: n04: task 1: Killed\n",
+       {.ranks = "1", .host = "n02", .signal = SIGKILL},
+       Ending::application_error,
+       {},
+       "same_death_twice"},
+      {"the same on the same host (no spare to move to): still the node's",
+       "srun: error: n02: task 1: Killed\n",
+       {.ranks = "1", .host = "n02", .signal = SIGKILL},
+       Ending::bad_node,
+       {"n02"},
+       "signal_death"},
+      {"another rank: another death",
+       "srun: error: n04: task 3: Killed\n",
+       {.ranks = "1", .host = "n02", .signal = SIGKILL},
+       Ending::bad_node,
+       {"n04"},
+       "signal_death"},
+      {"SIGSEGV then SIGSEGV",
+       "ezpz-rankenv: rank 1 (pid 7) on n04: killed by signal 11 (SIGSEGV)\n",
+       {.ranks = "1", .host = "n02", .signal = SIGSEGV},
+       Ending::application_error,
+       {},
+       "same_death_twice"},
+      {"an abort is the program's at once",
+       "ezpz-rankenv: rank 1 (pid 7) on n02: killed by signal 6 (SIGABRT)\n",
+       {},
+       Ending::application_error,
+       {},
+       "abort"},
+      {"Hydra's words",
+       "=   PID 7 RUNNING AT n02\n=   KILLED BY SIGNAL: 6 (Aborted)\n",
+       {},
+       Ending::application_error,
+       {},
+       "abort"},
+      {"a host outside the job is not swapped",
+       "srun: error: elsewhere: task 1: Killed\n",
+       {},
+       Ending::bad_node,
+       {},
+       "signal_death"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    AttemptFacts facts{.exit_status = 137, .scheduler_job = true, .output = row.report};
+    facts.hosts = {"n01", "n02", "n03", "n04"};
+    facts.ppn = 1;
+    facts.previous_death = row.previous;
+    Classification c = classify_attempt(facts, {});
+    CHECK(c.ending == row.ending);
+    CHECK(c.bad_hosts == row.bad_hosts);
+    CHECK(c.rule == row.rule);
+  }
+  AttemptFacts again{.exit_status = 137,
+                     .scheduler_job = true,
+                     .output = "srun: error: n04: task 1: Killed\n",
+                     .previous_death = {.ranks = "1", .host = "n02", .signal = SIGKILL}};
+  CHECK(classify_attempt(again, {}).reason ==
+        "exit status 137: rank 1 on n04: Killed: it died the same way on n02 in the attempt "
+        "before: the program's doing");
+  again.output = "ezpz-rankenv: rank 1 (pid 7) on n02: killed by signal 6 (SIGABRT)\n";
+  CHECK(classify_attempt(again, {}).reason ==
+        "exit status 137: rank 1 (pid 7) on n02: killed by signal 6 (SIGABRT): the program "
+        "aborted itself (an assertion, abort(), an uncaught exception)");
+}
+
+TEST_CASE("a killed launcher is named as the launcher's death, its ranks' reports the teardown",
+          "[attempts]") {
+  // mpiexec SIGKILLed: its proxies' ranks die after it, in whatever order.
+  Classification c = classify_attempt(
+      {.exit_status = 137,
+       .scheduler_job = true,
+       .output = "ezpz-rankenv: rank 1 (pid 7) on n02: killed by signal 9 (SIGKILL)\n",
+       .launcher_signal = SIGKILL},
+      {});
+  CHECK(c.ending == Ending::launcher_died);
+  CHECK(c.reason ==
+        "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses "
+        "were lost with it");
+  CHECK(worth_retrying(Ending::launcher_died));
+  CHECK(to_string(Ending::launcher_died) == "launcher_died");
+}
+
+// The job's own faults: no spare, no retry, the rule and the line said.
+TEST_CASE("the job's own faults are read from every line and never blame a node", "[attempts]") {
+  struct Row {
+    const char* name;
+    int exit_status;
+    std::string output;
+    int world_size;
+    Ending ending;
+    const char* rule;
+  };
+  const Row rows[] = {
+      {"ENOSPC on a checkpoint write", 1,
+       "step 100\nOSError: [Errno 28] No space left on device: '/lus/ckpt/step_100.pt'\n"
+       "ezpz-rankenv: rank 0 (pid 7) on n01: exited with code 1\n",
+       2, Ending::application_error, "job_faults no-space"},
+      {"CUDA out of memory", 1,
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n", 2,
+       Ending::application_error, "job_faults out-of-memory"},
+      {"std::bad_alloc, then SIGABRT", 134,
+       "terminate called after throwing an instance of 'std::bad_alloc'\n"
+       "srun: error: n02: task 1: Aborted\n",
+       2, Ending::application_error, "job_faults out-of-memory"},
+      {"the OOM killer's SIGKILL, its message visible", 137,
+       "slurmstepd: error: Detected 1 oom_kill event in StepId=12.0. Some of the step tasks have "
+       "been OOM Killed.\nsrun: error: n02: task 1: Out Of Memory\n",
+       2, Ending::application_error, "job_faults out-of-memory"},
+      {"a SIGKILL without it is the node's", 137, "srun: error: n02: task 1: Killed\n", 2,
+       Ending::bad_node, "signal_death"},
+      {"a launcher's fatal line fails a run that exited 0", 0,
+       "step 3\nUR_RESULT_ERROR_OUT_OF_RESOURCES on rank 4\n", 8, Ending::application_error,
+       "job_faults ur-out-of-resources"},
+      {"NCCL's unhandled cuda error on every rank", 1,
+       "NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error\n"
+       "NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error\n",
+       2, Ending::application_error, "job_faults nccl-cuda-error"},
+      {"... on one rank of two: not the whole job's", 139,
+       "NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error\n"
+       "srun: error: n02: task 1: Segmentation fault\n",
+       2, Ending::bad_node, "signal_death"},
+      {"a traceback in most ranks", 137,
+       "Traceback (most recent call last):\nTraceback (most recent call last):\n"
+       "srun: error: n02: task 1: Killed\n",
+       3, Ending::application_error, "job_faults traceback"},
+      {"a traceback in one rank of three", 137,
+       "Traceback (most recent call last):\nsrun: error: n02: task 1: Killed\n", 3,
+       Ending::bad_node, "signal_death"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    AttemptFacts facts{.exit_status = row.exit_status, .scheduler_job = true, .output = row.output};
+    facts.hosts = {"n01", "n02", "n03"};
+    facts.ppn = 1;
+    facts.world_size = row.world_size;
+    Classification c = classify_attempt(facts, {});
+    CHECK(c.ending == row.ending);
+    CHECK(c.rule == row.rule);
+    CHECK(c.bad_hosts.size() == (row.ending == Ending::bad_node ? 1u : 0u));
+  }
+  AttemptFacts full{.exit_status = 1,
+                    .output = "OSError: [Errno 28] No space left on device: '/ckpt'\n"};
+  Classification c = classify_attempt(full, {});
+  CHECK(c.reason ==
+        "exit status 1: out of disk space: \"OSError: [Errno 28] No space left on device: "
+        "'/ckpt'\"");
+  CHECK(c.line == "OSError: [Errno 28] No space left on device: '/ckpt'");
+  // A clean exit's output is read only for the lines that fail even a status of 0.
+  CHECK(classify_attempt({.exit_status = 0, .output = "OSError: No space left on device\n"}, {})
+            .ending == Ending::success);
+  CHECK(find_job_fault("OSError: No space left on device\n", 1, true).fault == nullptr);
+  // A line that needs a share of the ranks says nothing when the world size is not known.
+  CHECK(find_job_fault("Traceback (most recent call last):\n", 0).fault == nullptr);
+}
+
+// Before: PALS reports every rank's end; with all of them 0 (and the job failed on a fatal
+// line), "rank 0 on x1: exited with code 0" was named as the application's error.
+TEST_CASE("a rank that exited 0 is never the failed rank", "[attempts]") {
+  AttemptFacts facts{.exit_status = 1,
+                     .scheduler_job = true,
+                     .output =
+                         "x1000c0s0b0n0: rank 0 exited with code 0\n"
+                         "x1000c0s0b0n0: rank 1 exited with code 0\n"};
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.failed.empty());
+  CHECK(c.reason == "exit status 1: the job's own failure");
+  facts.output += "x1000c0s0b1n0: rank 2 exited with code 3\n";
+  CHECK(classify_attempt(facts, {}).reason ==
+        "exit status 1: rank 2 on x1000c0s0b1n0: exited with code 3");
+}
+
+// Before: whichever report came first was the cause, a SIGTERMed bystander included.
+TEST_CASE("the victim is blamed, not the ranks torn down after it", "[attempts]") {
+  AttemptFacts facts{.exit_status = 137,
+                     .scheduler_job = true,
+                     .output =
+                         "x1000c0s0b0n0: rank 0 died from signal 15\n"
+                         "x1000c0s1b0n0: rank 1 died from signal 9\n"
+                         "x1000c0s0b0n0: rank 2 died from signal 15\n"};
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::bad_node);
+  CHECK(c.bad_hosts == std::vector<std::string>{"x1000c0s1b0n0"});
+  CHECK(c.reason == "exit status 137: rank 1 on x1000c0s1b0n0: died from signal 9");
+  REQUIRE(c.failed.size() == 3);
+  CHECK(c.failed[1].ranks == "0");  // the innocent, after the victim, in their order
+  CHECK(c.failed[2].ranks == "2");
+  // srun's words: a task Killed among the Terminated.
+  facts.output = "srun: error: n01: task 0: Terminated\nsrun: error: n03: tasks 4-7: Killed\n";
+  c = classify_attempt(facts, {});
+  CHECK(c.bad_hosts == std::vector<std::string>{"n03"});
+  CHECK(c.reason == "exit status 137: ranks 4-7 on n03: Killed");
+  // Only SIGTERMs: the first is all there is to say.
+  facts.output = "srun: error: n01: task 0: Terminated\n";
+  CHECK(classify_attempt(facts, {}).reason == "exit status 137: rank 0 on n01: Terminated");
+}
+
+TEST_CASE("the progress pattern tells a start-up hang from a mid-training one", "[attempts]") {
+  struct Row {
+    const char* line;
+    Ending ending;
+  };
+  const Row rows[] = {{"step=10 loss=2.3", Ending::hang},
+                      {"[rank0] iter: 4", Ending::hang},
+                      {"Epoch 2", Ending::never_started},
+                      {"epoch = 2", Ending::hang},
+                      {"iteration:7", Ending::hang},
+                      {"stepping up", Ending::never_started},
+                      {"loading shards", Ending::never_started}};
+  for (const Row& row : rows) {
+    INFO(row.line);
+    AttemptFacts facts{.exit_status = 124, .watchdog = Watchdog::idle, .output = row.line};
+    CHECK(classify_attempt(facts, {}).ending == row.ending);
+  }
+  AttemptFacts mine{.exit_status = 124, .watchdog = Watchdog::idle, .output = "batch 7 done\n"};
+  mine.progress_pattern = R"(^batch \d+)";
+  CHECK(classify_attempt(mine, {}).ending == Ending::hang);
+  CHECK(worth_retrying(Ending::never_started));
+  CHECK_THROWS_WITH(check_progress_pattern("(step"),
+                    Catch::StartsWith("--progress-pattern (step: invalid regular expression: "));
 }

@@ -1,0 +1,33 @@
+#pragma once
+// `ezpz runs explain`: the attempt classifier run over a run record's output or any saved job
+// log (a PBS .OU/.ER file, a Slurm slurm-JOBID.out), told as a ticket wants it: the verdict,
+// the rule and line that decided, the victims and the innocent. Pure: the caller reads the files.
+#include <string>
+#include <vector>
+
+#include "ezpz/profile/machine_profile.hpp"
+#include "ezpz/supervise/attempts.hpp"
+
+namespace ezpz {
+
+struct ExplainInput {
+  std::string output;                // the log, or the attempt's output.log
+  int exit_status = 1;               // the launcher's; a saved log is taken for a failed job's
+  std::vector<std::string> hosts{};  // the attempt's hosts; empty: not known (any host counts)
+  int world_size = 0;  // ranks in all; 0: not known (a rule needing a share of them is quiet)
+  std::vector<BadNodePattern> patterns{};
+};
+
+struct Explanation {
+  Classification classification;
+  std::vector<FailedRank> victims;   // the cause first, then other ranks that failed on their own
+  std::vector<FailedRank> innocent;  // ranks stopped in the teardown (SIGTERM) that followed
+};
+
+// Throws Error naming a pattern that does not compile.
+Explanation explain(const ExplainInput& input);
+
+// The explanation in lines, "verdict: ...", "rule: ...", one per victim and innocent rank.
+std::string explanation_text(const Explanation& explanation);
+
+}  // namespace ezpz

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Failure verdicts inside real Slurm jobs (tests/slurm/cluster.sh's 4 nodes, srun): the job's
+# own faults keep their hosts and are not retried (a full disk; the OOM killer's SIGKILL with
+# the kernel's message), and a rank's own bad-node-looking line spends no spare (issue 20).
+# Run with EZPZ_SLURM_KEEP=1 when the cluster is shared.
+source "$(dirname "$0")/common.sh"
+announce_passes
+source "$(dirname "$0")/slurm_common.sh"
+
+runs="$scratch/runs"
+
+# --- ENOSPC on one rank with a spare: the hosts kept, no retry ------------------------------
+run_batch no-space -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --spares 1 \
+  --retry-delay 0.2 -- sh -c '
+  if [ "$RANK" = 1 ]; then
+    echo "OSError: [Errno 28] No space left on device: /ckpt/step_9.pt" >&2; exit 1
+  fi
+  sleep 2'
+expect_true "no space: a failure ($rc)" test "$rc" != 0 -a "$rc" != none
+expect_eq "no space: one attempt, no swap" "1 application_error" \
+  "$(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
+expect_eq "no space: the rule, the line, no swap" \
+  "job_faults no-space OSError: [Errno 28] No space left on device: /ckpt/step_9.pt 0 stop: application_error is not retried" \
+  "$(verdict 1 '"\(.rule) \(.line) \(.swaps | length) \(.next)"')"
+
+# --- The OOM killer's stand-in: the kernel's words, then SIGKILL ------------------------------
+run_batch oom -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --spares 1 \
+  --retry-delay 0.2 -- sh -c '
+  if [ "$RANK" = 2 ]; then echo "Out of memory: Killed process $$ (python3)" >&2; kill -KILL $$; fi
+  sleep 2'
+expect_true "oom: a failure ($rc)" test "$rc" != 0 -a "$rc" != none
+expect_eq "oom: the job's out of memory, one attempt" "1 application_error job_faults out-of-memory" \
+  "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule)"')"
+expect_match "oom: srun's report of the killed task is kept" '"Killed"|killed by signal 9' \
+  "$(verdict 1 '.failed_ranks[0].what')"
+
+# --- A rank's own line naming one of the job's hosts: no spare spent -------------------------
+run_batch rank-line -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --output label \
+  --spares 1 --retry-delay 0.2 -- sh -c '
+  [ "$RANK" = 0 ] && echo "srun: error: Task launch for StepId=1.0 failed on node n02: Zero Bytes" >&2
+  sleep 1'
+expect_eq "rank line: exit 0" 0 "$rc"
+expect_eq "rank line: one attempt" 1 "$(jq -r .attempts "$(newest_run)/run.json")"
+
+finish

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Failure verdicts in a simulated 4-node PBS job (MPICH Hydra, every node this machine; the
+# generic-pbs profile's ssh bad-node patterns): a rank's own output never names a bad node, a
+# rank's death swaps the host its report names and is the program's when it repeats there, the
+# job's own faults (a full disk, the OOM killer) keep their hosts and are not retried, and a
+# killed launcher is named as such (issue 20).
+source "$(dirname "$0")/common.sh"
+
+require_mpiexec
+start_fake_pbs_job 4
+announce_passes
+runs="$scratch/runs"
+launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
+
+# --- A rank's own lines: before, "bad node: github.com", n01 swapped, every spare spent --------
+# Tests run with EZPZ_OUTPUT=raw: records are asked for here, as a terminal or a batch log has.
+run_ezpz rank_lines launch --output label --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
+  [ "$RANK" = 0 ] && echo "ssh: connect to host github.com port 22: Connection timed out" >&2
+  [ "$RANK" = 1 ] && echo "ssh: Could not resolve hostname n02: Name or service not known" >&2
+  sleep 1'
+expect_eq "rank lines: exit 0" 0 "$rc"
+expect_eq "rank lines: one attempt, a success" "1 success" \
+  "$(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
+expect_eq "rank lines: nothing stopped" "" "$(grep '^ezpz: a failed node' <<<"$err")"
+# Without records (--output raw) a line cannot be told a rank's: a host outside the allocation
+# is still never a bad node.
+run_ezpz raw_lines launch --output raw --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
+  [ "$RANK" = 0 ] && echo "ssh: connect to host github.com port 22: Connection timed out" >&2
+  sleep 1'
+expect_eq "raw lines: exit 0, one attempt" "0 1" "$rc $(jq -r .attempts "$(newest_run)/run.json")"
+
+# --- A rank killed: its host is swapped; the same death on the new host is the program's -----
+# Before: rank 1 on n02 died and n01 was swapped; then every spare went the same way.
+run_ezpz killed launch --ppn 1 --spares 2 --retry-delay 0.2 -- sh -c \
+  '[ "$RANK" = 1 ] && kill -9 $$; sleep 1'
+expect_true "killed: non-zero exit ($rc)" test "$rc" -ne 0
+expect_eq "killed: attempt 1 swaps the host named" "bad_node signal_death n02 -> n03 reported" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.swaps | join(",")) \(.failover)"')"
+expect_eq "killed: attempt 2, the same death, is the program's" \
+  "application_error same_death_twice stop: application_error is not retried" \
+  "$(verdict 2 '"\(.classification) \(.rule) \(.next)"')"
+expect_true "killed: ezpz says why" grep -Eq \
+  "^ezpz: attempt 2 ended: application_error: exit status $rc: rank 1 \(pid [0-9]+\) on n03: killed by signal 9 \(SIGKILL\): it died the same way on n02 in the attempt before: the program's doing\$" \
+  <<<"$err"
+
+# --- The job's own faults: no swap, no retry, the rule and the line --------------------------
+run_ezpz no_space launch --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
+  if [ "$RANK" = 1 ]; then
+    echo "OSError: [Errno 28] No space left on device: /ckpt/step_9.pt" >&2; exit 1
+  fi
+  sleep 1'
+expect_eq "no space: exit 1, one attempt, the hosts kept" "1 1 n01,n02,n03" \
+  "$rc $(jq -r '"\(.attempts) \(.hosts | join(","))"' "$(newest_run)/run.json")"
+expect_eq "no space: the rule and the line" \
+  "application_error job_faults no-space OSError: [Errno 28] No space left on device: /ckpt/step_9.pt 0" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.line) \(.swaps | length)"')"
+expect_eq "no space: ezpz says it" \
+  'ezpz: attempt 1 ended: application_error: exit status 1: out of disk space: "OSError: [Errno 28] No space left on device: /ckpt/step_9.pt"' \
+  "$(grep '^ezpz: attempt 1 ended' <<<"$err")"
+
+# ezpz runs explain: the same verdict from the run record, and from any saved log.
+no_space_run=$(basename "$(newest_run)")
+run_ezpz explain_run runs explain "$no_space_run"
+expect_eq "explain: the run's last attempt, again" \
+  "verdict: application_error
+reason: exit status 1: out of disk space: \"OSError: [Errno 28] No space left on device: /ckpt/step_9.pt\"
+rule: job_faults no-space
+line: OSError: [Errno 28] No space left on device: /ckpt/step_9.pt
+victim: rank 1 (pid $(verdict 1 '.failed_ranks[0].pid')) on n02: exited with code 1" "$out"
+run_ezpz explain_json runs explain last --json
+expect_eq "explain --json" "$(newest_run)attempt-1 application_error job_faults no-space n02" \
+  "$(jq -r '"\(.source) \(.classification) \(.rule) \(.victims[0].host)"' <<<"$out")"
+run_ezpz explain_log runs explain --machine perlmutter "$EZPZ_SRC/tests/fixtures/verdicts/slurm-srun-killed.out" \
+  --exit-status 137
+expect_eq "explain a saved log" "verdict: bad_node
+reason: exit status 137: ranks 4-7 on nid001235: Killed
+rule: signal_death
+bad hosts: nid001235
+victim: ranks 4-7 on nid001235: Killed
+innocent: ranks 0-3 on nid001234: Terminated" "$out"
+run_ezpz explain_missing runs explain --machine perlmutter "$scratch/none.out"
+expect_eq "explain: a missing log" "2 ezpz: error: runs explain: $scratch/none.out: no such file" "$rc $err"
+cp -r "$(newest_run)" "$runs/20000101-000000-x-1" && rm "$runs/20000101-000000-x-1"/attempt-*/verdict.json
+run_ezpz explain_unended runs explain 20000101-000000-x-1
+expect_eq "explain: a run with no attempt ended" \
+  "2 ezpz: error: runs explain: $runs/20000101-000000-x-1: no attempt ended" "$rc $err"
+rm -r "$runs/20000101-000000-x-1"
+
+# The OOM killer's stand-in: the kernel's message, then SIGKILL.
+run_ezpz oom launch --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
+  if [ "$RANK" = 2 ]; then echo "Out of memory: Killed process $$ (python3)" >&2; kill -9 $$; fi
+  sleep 1'
+expect_eq "oom: one attempt" 1 "$(jq -r .attempts "$(newest_run)/run.json")"
+expect_eq "oom: the job's out of memory" "application_error job_faults out-of-memory" \
+  "$(verdict 1 '"\(.classification) \(.rule)"')"
+
+# --- Spares on a machine that names no bad node: said once, at the start --------------------
+mkdir -p "$scratch/machines"
+printf 'scheduler: pbs\nlauncher: hydra\n' >"$scratch/machines/blindpbs.yaml"
+run_ezpz blind EZPZ_MACHINES_PATH="$scratch/machines" launch --machine blindpbs --ppn 1 \
+  --spares 1 -- true
+expect_eq "blind: exit 0" 0 "$rc"
+expect_eq "blind: the warning, once" \
+  "ezpz: warning: --spares 1: the machine profile blindpbs has no bad_node_patterns: every failover will be blind (each active host in turn)" \
+  "$(grep '^ezpz: warning' <<<"$err")"
+run_ezpz not_blind launch --ppn 1 --spares 1 -- true
+expect_eq "not blind: no warning where patterns exist" "" "$(grep '^ezpz: warning' <<<"$err")"
+
+# --- Silent ranks: a hang mid-training, or a job that never started -------------------------
+run_ezpz mid_training launch --ppn 1 --idle-timeout 1 -- sh -c 'echo "step=1 loss=9.0"; sleep 30'
+expect_eq "mid-training: a hang, exit 124" "124 hang" "$rc $(verdict 1 .classification)"
+run_ezpz custom_progress launch --ppn 1 --idle-timeout 1 --progress-pattern '^batch [0-9]+' -- \
+  sh -c 'echo "batch 1"; sleep 30'
+expect_eq "--progress-pattern: the job's own progress line" "124 hang" "$rc $(verdict 1 .classification)"
+run_ezpz never_started launch --ppn 1 --idle-timeout 1 -- sh -c 'echo "loading shards"; sleep 30'
+expect_eq "never started: exit 124, its own verdict" "124 never_started" \
+  "$rc $(verdict 1 .classification)"
+expect_eq "never started: ezpz says what to look at" \
+  "ezpz: attempt 1 ended: never_started: no output for --idle-timeout and no progress line before it: the job never started training (look at its start-up: imports, the rendezvous, data loading)" \
+  "$(grep '^ezpz: attempt 1 ended' <<<"$err")"
+run_ezpz bad_progress launch --ppn 1 --progress-pattern '(step' -- true
+expect_eq "--progress-pattern: not a regular expression" \
+  "2 ezpz: error: --progress-pattern (step: invalid regular expression: Mismatched '(' and ')' in regular expression" \
+  "$rc $err"
+
+# --- The launcher SIGKILLed: named as the launcher's death -----------------------------------
+start_job launcher_killed 4 --ppn 1 || exit 1
+kill -KILL "${job_pids[0]}"
+finish_job launcher_killed 10
+expect_eq "launcher killed: exit 137" 137 "$job_rc"
+expect_eq "launcher killed: the launcher's death" "launcher_died launcher_signal" \
+  "$(verdict 1 '"\(.classification) \(.rule)"')"
+
+finish
