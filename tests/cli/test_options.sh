@@ -32,7 +32,7 @@ expect_eq "trainer flags after --" "--iters 8 --model debug --output-dir /o" "$(
 run_ezpz test --layers 64,32 -n 1 --dry-run -- --iters 9
 expect_match "trainer flags on both sides of --" "^--layers 64,32 --iters 9 --output-dir " \
   "$(trainer_of "$out")"
-run_ezpz test --model debug --timeout 60 --idle-timeout 5 --retries 1 --grace 2 --no-record \
+run_ezpz test --model debug --time-limit 60 --idle-timeout 5 --retries 1 --grace 2 --no-record \
   --runs-dir "$scratch/r" --record-limit 1M -np 2 --dry-run
 expect_eq "every supervision option is accepted: exit status" 0 "$rc"
 expect_eq "every supervision option is accepted: stderr" "" "$err"
@@ -119,4 +119,17 @@ err=$(cd "$work" && clean_env PATH="$scratch/empty" "$bin/ezpz" launch -n 2 --no
 expect_eq "--no-command-check: no look-up" "ezpz: error: mpiexec: launcher not found on PATH" "$err"
 run_ezpz launch -n 2 --dry-run -- ddp.py
 expect_eq "--dry-run plans without looking" 0 "$rc"
+# --- --timeout is the Python ezpz's idle watchdog; the wall-clock limit is --time-limit ---------
+# A script carried over from the Python ezpz must never have a healthy job that prints killed.
+talker='for i in 1 2 3 4; do echo "tick $i"; sleep 0.5; done'
+run_ezpz launch -n 1 --timeout 1 --no-record --no-rank-env -- sh -c "$talker"
+expect_eq "--timeout 1: a rank printing every 0.5 s runs to its end" 0 "$rc"
+expect_eq "--timeout 1: its output" "tick 1 tick 2 tick 3 tick 4" "$(echo $out)"
+run_ezpz launch -n 1 --timeout 1 --no-record --no-rank-env -- sleep 5
+expect_eq "--timeout 1: a silent rank is stopped" 124 "$rc"
+run_ezpz launch -n 1 --time-limit 1 --no-record --no-rank-env -- sh -c "$talker"
+expect_eq "--time-limit 1: stopped after 1 s of wall time" 124 "$rc"
+run_ezpz launch --timeout 5 --idle-timeout 5 --dry-run -- true
+expect_eq "--timeout and --idle-timeout: exit status" 2 "$rc"
+expect_eq "--timeout and --idle-timeout: one line" "ezpz: error: --idle-timeout excludes --timeout" "$err"
 finish

@@ -344,7 +344,7 @@ Classification classify_attempt(const AttemptFacts& f,
             fmt::format("exit status {}; bad node: {}", f.exit_status, fmt::join(hosts, ", "))};
   }
   if (f.watchdog == Watchdog::timeout) {
-    return {Ending::timeout, {}, std::move(failed), "the --timeout limit passed"};
+    return {Ending::timeout, {}, std::move(failed), "the --time-limit passed"};
   }
   if (f.watchdog == Watchdog::idle) {
     return {Ending::hang, {}, std::move(failed), "no output from any rank for --idle-timeout"};

@@ -18,7 +18,7 @@ enum class Ending {
   application_error,  // the job's own failure: retrying will not help
   bad_node,           // a node failed (named by a profile signature, when one matched)
   hang,               // --idle-timeout: no output from any rank
-  timeout,            // --timeout: the wall-clock limit
+  timeout,            // --time-limit: the wall-clock limit
   walltime,           // SIGTERM from the scheduler: never retried
   interrupted,        // the user's Ctrl-C / SIGTERM to ezpz
 };
