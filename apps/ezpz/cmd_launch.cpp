@@ -44,7 +44,11 @@ std::vector<std::string> command_words(
     const LaunchOptions& o, const std::optional<std::vector<std::string>>& after_double_dash) {
   std::vector<std::string> words = o.command;
   if (!words.empty() && words.front().size() > 1 && words.front()[0] == '-') {
-    throw Error(fmt::format("launch: unknown option {}; put the command after --", words.front()));
+    // The Python ezpz passed unknown words on to the launcher (--tag-output ...): say how here.
+    throw Error(fmt::format(
+        "launch: unknown option {0}; put the command after --, and a launcher's own flag in "
+        "--launcher-arg={0}",
+        words.front()));
   }
   if (after_double_dash) {
     if (!words.empty()) words.push_back("--");

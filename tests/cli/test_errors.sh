@@ -100,7 +100,8 @@ expect_error "unknown launcher" 2 \
   -- launch --launcher jsrun -- true
 expect_error "--env without =" 2 "--env FOO: expected NAME=VALUE" -- -- launch -x FOO -- true
 expect_error "unknown option before the command" 2 \
-  "launch: unknown option --bogus; put the command after --" -- -- launch --bogus python3
+  "launch: unknown option --bogus; put the command after --, and a launcher's own flag in --launcher-arg=--bogus" \
+  -- -- launch --bogus python3
 expect_error "no command" 2 "no command given: ezpz launch [options] -- COMMAND" -- -- launch -n 2
 expect_error "--json without --dry-run" 2 "--json requires --dry-run" -- -- launch --json -- true
 expect_error "bad NGPU_PER_HOST" 2 "NGPU_PER_HOST=lots: expected a positive integer" -- \

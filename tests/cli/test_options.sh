@@ -80,6 +80,21 @@ expect_eq "-np where ranks are not chosen: the plain refusal" \
   "ezpz: error: yeet: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" \
   "$err"
 
+# The Python ezpz's long spellings and torchrun's, with a space or with =.
+printf 'n01\nn02\nn03\n' >"$scratch/hosts3"
+for spelled in "--n 4 --nproc_per_node 2" "--nprocs=4 --nproc_per_node=2" \
+  "--world_size 4 --nnodes 2" "--nh 2 -ppn 2" "--nhost=2 --ppn 2" "--nnode 2 -np=4"; do
+  read -ra words <<<"$spelled"
+  run_ezpz launch --hostfile "$scratch/hosts3" "${words[@]}" --dry-run -- true
+  expect_match "$spelled: 4 ranks, 2 per host" "^MASTER_ADDR=n01 MASTER_PORT=29500 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 .* -n 4 -ppn 2 " "$out"
+done
+# A launcher's own flag, which the Python ezpz passed on: refused, saying how to pass it.
+run_ezpz launch -n 2 --tag-output --dry-run -- true
+expect_eq "--tag-output: exit status" 2 "$rc"
+expect_eq "--tag-output: the way to pass it" \
+  "ezpz: error: launch: unknown option --tag-output; put the command after --, and a launcher's own flag in --launcher-arg=--tag-output" \
+  "$err"
+
 # Usage lines say what follows the options; env offers no --dry-run.
 expect_eq "launch usage" "Usage: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]" \
   "$("$EZPZ_BIN" launch --help | grep "^Usage:")"
