@@ -141,6 +141,24 @@ std::optional<long> given(const CLI::Option* option, long value) {
   return value;
 }
 
+// The Python ezpz documents CPU_BIND=--cpu-bind=list:0-1: the value is what follows the flag.
+std::string bare_binding(std::string_view text) {
+  constexpr std::string_view flag = "--cpu-bind=";
+  if (text.starts_with(flag)) text.remove_prefix(flag.size());
+  return std::string(text);
+}
+
+// --cpu-bind, else CPU_BIND. An empty --cpu-bind is ezpz's own "no binding" (one rank per node).
+std::optional<std::string> chosen_cpu_bind(const PlanOptions& o, const Env& env) {
+  const std::optional<std::string> variable = get_nonempty(env, "CPU_BIND");
+  if (!o.cpu_bind) return variable ? std::optional(bare_binding(*variable)) : std::nullopt;
+  std::string bind = bare_binding(*o.cpu_bind);
+  if (variable && !bind.empty()) {
+    log::warn("--cpu-bind {} and CPU_BIND={} are both set: --cpu-bind is used", bind, *variable);
+  }
+  return bind;
+}
+
 LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
                          const Context& context, const FileReader& files) {
   LaunchRequest request;
@@ -158,7 +176,7 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
   }
   // "mpich", "ompi": the dialect's own name from here on (an unknown name stays, for the error).
   if (o.launcher) request.launcher = canonical_launcher(*o.launcher);
-  request.cpu_bind = o.cpu_bind ? o.cpu_bind : get_nonempty(context.env, "CPU_BIND");
+  request.cpu_bind = chosen_cpu_bind(o, context.env);
   for (const std::string& assignment : o.env) {
     request.env.push_back(parse_assignment(assignment, "--env"));
   }
