@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
 #include "ezpz/launch/command_check.hpp"
 #include "ezpz/sys/world.hpp"
 
@@ -75,6 +76,17 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
+// PBS_JOBID and PBS_NODEFILE kept from another job (a shell that carried them here): the ranks
+// would start on that job's nodes. Said when launching only: a --dry-run may plan for a job
+// from outside it.
+void warn_foreign_nodefile(const PlanOptions& plan, const PlanInputs& inputs) {
+  const Allocation& allocation = inputs.allocation;
+  if (plan.hostfile || allocation.scheduler != SchedulerKind::pbs) return;
+  if (lists_host(allocation.hosts, inputs.hostname)) return;
+  log::warn("PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is not this node's job",
+            inputs.hostname, allocation.job_id);
+}
+
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
@@ -84,6 +96,7 @@ int run_launch(const LaunchOptions& o, const Context& context) {
   PreparedLaunch prepared =
       prepare_launch(plan, command_words(o, context.after_double_dash), context);
   if (plan.dry_run) return print_plan(plan, prepared);
+  warn_foreign_nodefile(plan, prepared.inputs);
   if (!o.no_command_check) check_command(prepared, context);
   AttemptOptions attempts = o.attempts;
   attempts.console = records_console(mode, prepared.planned.plan);
