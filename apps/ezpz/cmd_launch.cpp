@@ -2,10 +2,12 @@
 #include "cmd_launch.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
 #include "ezpz/launch/command_check.hpp"
+#include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {
@@ -87,6 +89,18 @@ void warn_foreign_nodefile(const PlanOptions& plan, const PlanInputs& inputs) {
             inputs.hostname, allocation.job_id);
 }
 
+// --dry-run --spares K: what the first attempt runs, on the active hosts, with the spares named
+// (and the error a run gives when none can stay active).
+PreparedLaunch with_spares(PreparedLaunch prepared, int spares) {
+  if (spares == 0) return prepared;
+  NodePool pool = initial_pool(prepared, spares);
+  prepared.planned = plan_on_hosts(prepared, pool.active);
+  prepared.context.spares = pool.spares;
+  log::write("ezpz: ",
+             fmt::format("spares (--spares {}): {}", spares, fmt::join(pool.spares, " ")));
+  return prepared;
+}
+
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
@@ -95,7 +109,7 @@ int run_launch(const LaunchOptions& o, const Context& context) {
   plan.output_records = mode != output::ConsoleMode::raw;
   PreparedLaunch prepared =
       prepare_launch(plan, command_words(o, context.after_double_dash), context);
-  if (plan.dry_run) return print_plan(plan, prepared);
+  if (plan.dry_run) return print_plan(plan, with_spares(prepared, o.attempts.spares));
   warn_foreign_nodefile(plan, prepared.inputs);
   if (!o.no_command_check) check_command(prepared, context);
   AttemptOptions attempts = o.attempts;

@@ -335,7 +335,8 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   LauncherProgramChoice program = choose_program(o, planned, gathered.inputs.profile, context.env);
   PlanContext plan_context{.scheduler = gathered.scheduler,
                            .machine = gathered.inputs.profile.name,
-                           .job_id = gathered.inputs.allocation.job_id};
+                           .job_id = gathered.inputs.allocation.job_id,
+                           .spares = {}};
   return {.planned = with_program(std::move(planned), program),
           .context = std::move(plan_context),
           .request = std::move(request),

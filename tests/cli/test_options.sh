@@ -95,6 +95,21 @@ expect_eq "--tag-output: the way to pass it" \
   "ezpz: error: launch: unknown option --tag-output; put the command after --, and a launcher's own flag in --launcher-arg=--tag-output" \
   "$err"
 
+# --dry-run --spares: the plan of the first attempt, on the active hosts, the spares named; the
+# error a run gives when none would stay active.
+printf 'n%02d\n' 1 2 3 4 5 6 7 8 9 10 >"$scratch/hosts10"
+run_ezpz launch --hostfile "$scratch/hosts10" --spares 10 --dry-run --json -- true
+expect_eq "--spares 10 of 10: exit status" 2 "$rc"
+expect_eq "--spares 10 of 10: a run's error" \
+  "ezpz: error: --spares 10: the allocation has 10 hosts; at least one must stay active" "$err"
+run_ezpz launch --hostfile "$scratch/hosts10" --spares 2 --dry-run --json -- true
+expect_eq "--spares 2: 8 active hosts, 2 spares" \
+  '[["n01","n02","n03","n04","n05","n06","n07","n08"],["n09","n10"],8]' \
+  "$(jq -c '[.hosts, .spares, .world_size]' <<<"$out")"
+expect_eq "--spares 2: the spares on stderr" "ezpz: spares (--spares 2): n09 n10" "$err"
+run_ezpz launch --hostfile "$scratch/hosts10" --dry-run --json -- true
+expect_eq "no --spares: no spares key" "null 10" "$(jq -c '.spares, .world_size' <<<"$out" | xargs)"
+
 # Usage lines say what follows the options; env offers no --dry-run.
 expect_eq "launch usage" "Usage: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]" \
   "$("$EZPZ_BIN" launch --help | grep "^Usage:")"
