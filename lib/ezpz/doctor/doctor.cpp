@@ -283,9 +283,11 @@ CheckResult check_allocation(const Snapshot& s, const Derived&) {
                   "fix the variable or file named here: ezpz launch stops at it too");
   }
   std::string message = describe_hosts(s);
-  if (auto stray = judge_this_host(s, message)) return *stray;
   if (auto repeats = judge_repeats(s, message)) return *repeats;
-  return judge_lookups(s, message);
+  CheckResult lookups = judge_lookups(s, message);
+  if (lookups.status == Status::error) return lookups;  // names that do not resolve come first
+  if (auto stray = judge_this_host(s, message)) return *stray;
+  return lookups;
 }
 
 // ---- profile ----------------------------------------------------------------
