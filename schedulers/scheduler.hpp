@@ -1,9 +1,11 @@
 #pragma once
 // Schedulers as rows: how each is detected from the environment and how its
 // allocation is read. Pure given an Env and a FileReader.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/env.hpp"
@@ -29,6 +31,24 @@ SchedulerChoice choose_scheduler(const std::optional<std::string>& flag, const E
 // program at fault.
 Allocation read_allocation(SchedulerKind kind, const Env& env, const FileReader& files,
                            const CommandReader& commands, std::string_view hostname);
+
+// A running job and its hosts, as qstat or squeue lists it.
+struct RunningJob {
+  SchedulerKind kind = SchedulerKind::local;
+  std::string job_id;
+  std::vector<std::string> hosts;
+};
+struct JobLookup {
+  std::optional<RunningJob> job;    // the first running job holding the host
+  std::vector<std::string> asked;   // the programs that answered ("qstat", "squeue")
+  std::vector<std::string> failed;  // those that could not: "squeue: it failed ..."
+};
+
+// The running job (of $USER, when set) that holds `host`: `qstat -n1 -w -r`, then
+// `squeue -h -t R -o "%i %N"`, each asked only when `on_path` finds it. For a compute node
+// reached by ssh, where the job's variables are gone (schedulers/job_lookup.cpp).
+JobLookup find_job_holding(std::string_view host, const Env& env, const CommandReader& commands,
+                           const std::function<bool(std::string_view)>& on_path);
 
 // Per-scheduler rows (schedulers/<name>.cpp).
 struct SchedulerSpec {

@@ -58,12 +58,24 @@ const CLI::Validator k_size(
 void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
   const char* group = "Supervision";
   const CLI::Validator& non_negative = k_seconds;
-  cmd.add_option("--timeout", o.timeout_s,
-                 "Stop an attempt after SECONDS (SIGTERM, then SIGKILL after --grace); exit 124")
-      ->check(non_negative)->group(group);
-  cmd.add_option("--idle-timeout", o.idle_timeout_s,
-                 "Stop an attempt when no rank has printed anything for SECONDS; exit 124")
-      ->check(non_negative)->group(group);
+  cmd.add_option("--time-limit", o.timeout_s,
+                 "Stop an attempt after SECONDS of wall time (SIGTERM, then SIGKILL after "
+                 "--grace); exit 124")
+      ->check(non_negative)
+      ->group(group);
+  CLI::Option* idle =
+      cmd.add_option("--idle-timeout", o.idle_timeout_s,
+                     "Stop an attempt when no rank has printed anything for SECONDS; exit 124")
+          ->check(non_negative)
+          ->group(group);
+  // The Python ezpz's --timeout is this idle watchdog ("not a total walltime"): a script
+  // carried over must never have a healthy, talkative job killed at a wall-clock limit.
+  cmd.add_option("--timeout", o.idle_timeout_s,
+                 "The same as --idle-timeout (the Python ezpz's spelling); wall time is "
+                 "--time-limit")
+      ->check(non_negative)
+      ->excludes(idle)
+      ->group(group);
   cmd.add_option("--progress-pattern", o.progress_pattern,
                  "A line the job prints as it trains: --idle-timeout before any such line is "
                  "never_started, after one a hang (step=/iter:/epoch=)")

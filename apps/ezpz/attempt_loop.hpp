@@ -21,8 +21,8 @@ namespace ezpz {
 inline constexpr std::uint64_t k_default_record_limit = std::uint64_t{1} << 30;
 
 struct AttemptOptions {
-  double timeout_s = 0;       // --timeout: wall clock per attempt; 0: none
-  double idle_timeout_s = 0;  // --idle-timeout: no output from any rank; 0: none
+  double timeout_s = 0;       // --time-limit: wall clock per attempt; 0: none
+  double idle_timeout_s = 0;  // --idle-timeout, --timeout: no output from any rank; 0: none
   std::string progress_pattern = std::string(k_default_progress);  // --progress-pattern
   double grace_s = kill::k_grace_seconds;  // --grace: SIGTERM to SIGKILL
   std::optional<int> retries; // --retries: further attempts after a node-side failure

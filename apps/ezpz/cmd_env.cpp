@@ -31,8 +31,9 @@ CLI::App* setup_env(CLI::App& app, EnvOptions& o, GlobalOptions& globals) {
 
 int run_env(const EnvOptions& o, const Context& context) {
   PreparedLaunch prepared = prepare_launch(o.plan, {std::string(k_command_placeholder)}, context);
-  sys::write_files(prepared.planned.plan.files);  // the hostfile HOSTFILE names
-  const EnvList variables = job_variables(prepared.planned, prepared.context);
+  const PlannedLaunch planned = with_hostfile(prepared.planned, prepared.inputs);
+  sys::write_files(planned.plan.files);  // the hostfile HOSTFILE names
+  const EnvList variables = job_variables(planned, prepared.context);
   const std::string text =
       o.plan.json ? render_variables_json(variables) : render_exports(variables);
   std::fputs(text.c_str(), stdout);

@@ -2,9 +2,12 @@
 #include "cmd_launch.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
 #include "ezpz/launch/command_check.hpp"
+#include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {
@@ -44,7 +47,11 @@ std::vector<std::string> command_words(
     const LaunchOptions& o, const std::optional<std::vector<std::string>>& after_double_dash) {
   std::vector<std::string> words = o.command;
   if (!words.empty() && words.front().size() > 1 && words.front()[0] == '-') {
-    throw Error(fmt::format("launch: unknown option {}; put the command after --", words.front()));
+    // The Python ezpz passed unknown words on to the launcher (--tag-output ...): say how here.
+    throw Error(fmt::format(
+        "launch: unknown option {0}; put the command after --, and a launcher's own flag in "
+        "--launcher-arg={0}",
+        words.front()));
   }
   if (after_double_dash) {
     if (!words.empty()) words.push_back("--");
@@ -71,6 +78,29 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
+// PBS_JOBID and PBS_NODEFILE kept from another job (a shell that carried them here): the ranks
+// would start on that job's nodes. Said when launching only: a --dry-run may plan for a job
+// from outside it.
+void warn_foreign_nodefile(const PlanOptions& plan, const PlanInputs& inputs) {
+  const Allocation& allocation = inputs.allocation;
+  if (plan.hostfile || allocation.scheduler != SchedulerKind::pbs) return;
+  if (lists_host(allocation.hosts, inputs.hostname)) return;
+  log::warn("PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is not this node's job",
+            inputs.hostname, allocation.job_id);
+}
+
+// --dry-run --spares K: what the first attempt runs, on the active hosts, with the spares named
+// (and the error a run gives when none can stay active).
+PreparedLaunch with_spares(PreparedLaunch prepared, int spares) {
+  if (spares == 0) return prepared;
+  NodePool pool = initial_pool(prepared, spares);
+  prepared.planned = plan_on_hosts(prepared, pool.active);
+  prepared.context.spares = pool.spares;
+  log::write("ezpz: ",
+             fmt::format("spares (--spares {}): {}", spares, fmt::join(pool.spares, " ")));
+  return prepared;
+}
+
 }  // namespace
 
 int run_launch(const LaunchOptions& o, const Context& context) {
@@ -79,7 +109,8 @@ int run_launch(const LaunchOptions& o, const Context& context) {
   plan.output_records = mode != output::ConsoleMode::raw;
   PreparedLaunch prepared =
       prepare_launch(plan, command_words(o, context.after_double_dash), context);
-  if (plan.dry_run) return print_plan(plan, prepared);
+  if (plan.dry_run) return print_plan(plan, with_spares(prepared, o.attempts.spares));
+  warn_foreign_nodefile(plan, prepared.inputs);
   if (!o.no_command_check) check_command(prepared, context);
   AttemptOptions attempts = o.attempts;
   attempts.console = records_console(mode, prepared.planned.plan);

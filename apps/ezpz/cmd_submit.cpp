@@ -177,6 +177,12 @@ BatchRequest batch_request(const SubmitOptions& o, std::vector<std::string> comm
   r.walltime = o.time;
   r.queue = o.queue;
   r.account = o.account;
+  if (!r.account) {
+    if (auto from_env = account_from_env(context.env, r.scheduler)) {
+      r.account = from_env->account;
+      r.account_source = from_env->variable;
+    }
+  }
   r.job_name = o.job_name.value_or(default_job_name(command, r.scheduler));
   r.filesystems = o.filesystems;
   r.output = o.output;
@@ -185,6 +191,12 @@ BatchRequest batch_request(const SubmitOptions& o, std::vector<std::string> comm
   }
   if (profile) r.extra_directives = profile->batch.directives;
   r.environment = carried_environment(context.env);
+  if (r.environment.setup_file && !sys::is_regular_file(*r.environment.setup_file)) {
+    throw Error(
+        fmt::format("EZPZ_SETUP_ENV={}: no such file; the job sources a file (write the "
+                    "setup commands in one)",
+                    *r.environment.setup_file));
+  }
   r.ezpz = context.self_dir + "/ezpz";
   r.launch_args = launch_words(o);
   r.command = std::move(command);

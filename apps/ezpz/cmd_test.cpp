@@ -32,7 +32,7 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
       "Examples:\n"
       "  ezpz test -n 2                       # 2 local ranks\n"
       "  ezpz test --model debug              # every slot of the allocation, a tiny model\n"
-      "  ezpz test -n 8 --ppn 4 --timeout 600 -- --iters 200 --dtype bf16\n"
+      "  ezpz test -n 8 --ppn 4 --time-limit 600 -- --iters 200 --dtype bf16\n"
       "  ezpz test --dry-run -n 2");
   return cmd;
 }

@@ -91,18 +91,32 @@ struct Alias {
   std::string_view typed;
   const char* option;
 };
-constexpr std::array<Alias, 3> k_aliases = {{
+// The Python ezpz's spellings (its launch parser's names), mpiexec's -np and -ppn, torchrun's
+// --nnodes and --nproc_per_node.
+constexpr std::array<Alias, 11> k_aliases = {{
     {"-np", "--np"},
+    {"--n", "--np"},
+    {"--nprocs", "--np"},
+    {"--world_size", "--np"},
     {"-ppn", "--ppn"},
+    {"--nproc_per_node", "--ppn"},
     {"-nh", "--nhosts"},
+    {"--nh", "--nhosts"},
+    {"--nhost", "--nhosts"},
+    {"--nnode", "--nhosts"},
+    {"--nnodes", "--nhosts"},
 }};
 
-// The option `word` means in `scope`, when it is one of the aliases `scope` has.
-const char* alias_of(const CLI::App& scope, std::string_view word) {
+// `word` in the spelling of the option it means in `scope`, when its name (before any
+// "=VALUE") is one of the aliases `scope` has.
+std::optional<std::string> alias_of(const CLI::App& scope, std::string_view word) {
+  const std::string_view name = word.substr(0, word.find('='));
   for (const Alias& alias : k_aliases) {
-    if (word == alias.typed && scope.get_option_no_throw(alias.option)) return alias.option;
+    if (name == alias.typed && scope.get_option_no_throw(alias.option)) {
+      return alias.option + std::string(word.substr(name.size()));
+    }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // Whether `word` is an option of `scope` whose value is the next word.
@@ -123,7 +137,7 @@ void apply_aliases(const CLI::App& app, CommandLine& line) {
   const CLI::App* scope = &app;
   // ezpz_words is reversed: the first word is at the back.
   for (auto word = line.ezpz_words.rbegin(); word != line.ezpz_words.rend(); ++word) {
-    if (const char* option = alias_of(*scope, *word)) *word = option;
+    if (auto spelled = alias_of(*scope, *word)) *word = std::move(*spelled);
     if (word->size() > 1 && word->front() == '-') {
       if (takes_next_word(*scope, *word) && std::next(word) != line.ezpz_words.rend()) ++word;
       continue;

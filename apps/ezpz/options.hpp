@@ -35,9 +35,9 @@ struct CommandLine {
 };
 CommandLine split_command_line(int argc, char** argv);
 
-// The spellings users bring from mpiexec and the Python ezpz, -np N, -ppn N and -nh N,
-// made --np, --ppn and --nhosts (CLI11 would read -np 8 as -n "p"). Only ezpz's own
-// words change: the scan stops where the command begins.
+// The spellings users bring from mpiexec, torchrun and the Python ezpz (-np N, -ppn N, -nh N,
+// --nproc_per_node N, --nnodes=N ...) made --np, --ppn and --nhosts (CLI11 would read -np 8
+// as -n "p"). Only ezpz's own words change: the scan stops where the command begins.
 void apply_aliases(const CLI::App& app, CommandLine& line);
 
 // -v/--verbose, -q/--quiet and --color, declared on a subcommand too so they

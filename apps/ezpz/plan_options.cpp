@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bundled.hpp"
 
@@ -141,6 +142,24 @@ std::optional<long> given(const CLI::Option* option, long value) {
   return value;
 }
 
+// The Python ezpz documents CPU_BIND=--cpu-bind=list:0-1: the value is what follows the flag.
+std::string bare_binding(std::string_view text) {
+  constexpr std::string_view flag = "--cpu-bind=";
+  if (text.starts_with(flag)) text.remove_prefix(flag.size());
+  return std::string(text);
+}
+
+// --cpu-bind, else CPU_BIND. An empty --cpu-bind is ezpz's own "no binding" (one rank per node).
+std::optional<std::string> chosen_cpu_bind(const PlanOptions& o, const Env& env) {
+  const std::optional<std::string> variable = get_nonempty(env, "CPU_BIND");
+  if (!o.cpu_bind) return variable ? std::optional(bare_binding(*variable)) : std::nullopt;
+  std::string bind = bare_binding(*o.cpu_bind);
+  if (variable && !bind.empty()) {
+    log::warn("--cpu-bind {} and CPU_BIND={} are both set: --cpu-bind is used", bind, *variable);
+  }
+  return bind;
+}
+
 LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
                          const Context& context, const FileReader& files) {
   LaunchRequest request;
@@ -158,7 +177,7 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
   }
   // "mpich", "ompi": the dialect's own name from here on (an unknown name stays, for the error).
   if (o.launcher) request.launcher = canonical_launcher(*o.launcher);
-  request.cpu_bind = o.cpu_bind ? o.cpu_bind : get_nonempty(context.env, "CPU_BIND");
+  request.cpu_bind = chosen_cpu_bind(o, context.env);
   for (const std::string& assignment : o.env) {
     request.env.push_back(parse_assignment(assignment, "--env"));
   }
@@ -205,15 +224,52 @@ struct Gathered {
   PlanInputs inputs;
   std::string scheduler;
   std::string machine_rule;
+  std::optional<RunningJob> found;  // the job qstat/squeue says holds this node
 };
+
+// With no job variables here (a compute node reached by ssh), the job qstat or squeue says
+// holds this node; a warning when they answered and none does.
+std::optional<RunningJob> job_of_this_node(const Env& env, const std::string& host) {
+  const auto on_path = [&env](std::string_view program) {
+    return sys::find_program(std::string(program), env).has_value();
+  };
+  JobLookup lookup = find_job_holding(host, env, sys::RealCommandReader(env), on_path);
+  for (const std::string& failure : lookup.failed) log::debug("job lookup: {}", failure);
+  if (lookup.job) {
+    log::info("job: {} ({}, {}), found by {}: no job variables are set here", lookup.job->job_id,
+              to_string(lookup.job->kind),
+              plural(static_cast<long>(lookup.job->hosts.size()), "host"),
+              lookup.job->kind == SchedulerKind::pbs ? "qstat" : "squeue");
+  } else if (!lookup.asked.empty()) {
+    log::warn("{} lists no running job holding {}: a local run on this node only",
+              fmt::join(lookup.asked, " and "), host);
+  }
+  return lookup.job;
+}
+
+Allocation allocation_of(const RunningJob& job) {
+  Allocation allocation;
+  allocation.scheduler = job.kind;
+  allocation.job_id = job.job_id;
+  allocation.hosts = unique_hosts(job.hosts);
+  return allocation;
+}
 
 Gathered gather(const PlanOptions& o, const Context& context, const FileReader& files) {
   const Env& env = context.env;
   std::string host = sys::hostname();
   SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
+  std::optional<RunningJob> found;
+  // Only where nothing named a scheduler: --scheduler local and EZPZ_SCHEDULER=local mean it.
+  const bool unnamed = !o.scheduler && !get_nonempty(env, "EZPZ_SCHEDULER");
+  if (scheduler.kind == SchedulerKind::local && unnamed && !o.hostfile) {
+    found = job_of_this_node(env, host);
+  }
+  if (found) scheduler = {found->kind, fmt::format("job {} holds this node", found->job_id)};
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
   Allocation allocation =
-      read_allocation(scheduler.kind, env, files, sys::RealCommandReader(env), host);
+      found ? allocation_of(*found)
+            : read_allocation(scheduler.kind, env, files, sys::RealCommandReader(env), host);
   if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
   if (log::enabled(log::Level::debug)) {  // compressing 10,000 names is not free
     log::debug("allocation: job {}, {}: {}", allocation.job_id.empty() ? "-" : allocation.job_id,
@@ -244,7 +300,8 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
                      .environment = env,
                      .hostname = host},
           .scheduler = std::string(to_string(scheduler.kind)),
-          .machine_rule = choice.rule};
+          .machine_rule = choice.rule,
+          .found = std::move(found)};
 }
 
 LauncherProgramChoice choose_program(const PlanOptions& o, const PlannedLaunch& planned,
@@ -262,6 +319,10 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   sys::RealFileReader files;
   LaunchRequest request = to_request(o, std::move(command), context, files);
   Gathered gathered = gather(o, context, files);
+  if (gathered.found) {  // srun attaches to the job by its id, as inside it; PALS reads PBS_JOBID
+    const bool slurm = gathered.found->kind == SchedulerKind::slurm;
+    request.env.emplace_back(slurm ? "SLURM_JOB_ID" : "PBS_JOBID", gathered.found->job_id);
+  }
   if (o.mpi_program) {  // the profile's flags first: the user's --launcher-arg has the last word
     const std::vector<std::string>& mpi_args = gathered.inputs.profile.mpi_launcher_args;
     request.launcher_args.insert(request.launcher_args.begin(), mpi_args.begin(), mpi_args.end());
@@ -274,7 +335,8 @@ PreparedLaunch prepare_launch(const PlanOptions& o, std::vector<std::string> com
   LauncherProgramChoice program = choose_program(o, planned, gathered.inputs.profile, context.env);
   PlanContext plan_context{.scheduler = gathered.scheduler,
                            .machine = gathered.inputs.profile.name,
-                           .job_id = gathered.inputs.allocation.job_id};
+                           .job_id = gathered.inputs.allocation.job_id,
+                           .spares = {}};
   return {.planned = with_program(std::move(planned), program),
           .context = std::move(plan_context),
           .request = std::move(request),

@@ -429,8 +429,10 @@ int report(const Node& node, const Options& o, const Tally& t, bool committed, d
   yeet::EnvKind kind = fs::exists(example + "/conda-meta") ? yeet::EnvKind::conda
                        : fs::exists(example + "/pyvenv.cfg") ? yeet::EnvKind::venv
                                                             : yeet::EnvKind::other;
-  std::printf("%s\n",
-              yeet::usage_hint(kind, o.destination, yeet::host_in_shell(naming_env())).c_str());
+  const int staged = node.size - static_cast<int>(t.failed_nodes.size());
+  std::printf("%s\n", yeet::usage_hint(kind, o.destination, yeet::host_in_shell(naming_env()),
+                                       yeet::staged_nodes(staged, node.size))
+                          .c_str());
   return 0;
 }
 

@@ -43,6 +43,12 @@ expect_eq "pbs: DIST_LAUNCH is ezpz launch's line without its variables and comm
   "$(sed -E 's/^([A-Z_]+=[^ ]* )*//; s/ CMD$//' <<<"$launch_line")" "$dist"
 expect_true "pbs: Aurora's PALS line" grep -q "^mpiexec --envall .*--ppn=12 .*--hostfile=$scratch/nodefile --cpu-bind=list:1-8:" <<<"$dist"
 
+# --- A Slurm job: srun takes --nodelist, and HOSTFILE still names a written file -------------
+slurm_exports=$(clean_env SLURM_JOB_ID=42 SLURM_NODELIST='nid[001-002]' "$EZPZ_BIN" env)
+slurm_hostfile=$(clean_env bash -c 'eval "$1"; printf %s "$HOSTFILE"' _ "$slurm_exports")
+expect_match "slurm: HOSTFILE is under the run directory" "^$scratch/run/ezpz-42-[0-9a-f]{16}\\.hosts\$" "$slurm_hostfile"
+expect_eq "slurm: HOSTFILE is written, one host per line" "nid001 nid002" "$(xargs <"$slurm_hostfile" 2>&1)"
+
 # --- --json: the same names and values --------------------------------------------------------
 json=$(clean_env MASTER_PORT=29500 "${pbs[@]}" "$EZPZ_BIN" env --json)
 expect_eq "--json: the same variables as the exports" \

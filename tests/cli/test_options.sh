@@ -32,7 +32,7 @@ expect_eq "trainer flags after --" "--iters 8 --model debug --output-dir /o" "$(
 run_ezpz test --layers 64,32 -n 1 --dry-run -- --iters 9
 expect_match "trainer flags on both sides of --" "^--layers 64,32 --iters 9 --output-dir " \
   "$(trainer_of "$out")"
-run_ezpz test --model debug --timeout 60 --idle-timeout 5 --retries 1 --grace 2 --no-record \
+run_ezpz test --model debug --time-limit 60 --idle-timeout 5 --retries 1 --grace 2 --no-record \
   --runs-dir "$scratch/r" --record-limit 1M -np 2 --dry-run
 expect_eq "every supervision option is accepted: exit status" 0 "$rc"
 expect_eq "every supervision option is accepted: stderr" "" "$err"
@@ -80,6 +80,36 @@ expect_eq "-np where ranks are not chosen: the plain refusal" \
   "ezpz: error: yeet: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" \
   "$err"
 
+# The Python ezpz's long spellings and torchrun's, with a space or with =.
+printf 'n01\nn02\nn03\n' >"$scratch/hosts3"
+for spelled in "--n 4 --nproc_per_node 2" "--nprocs=4 --nproc_per_node=2" \
+  "--world_size 4 --nnodes 2" "--nh 2 -ppn 2" "--nhost=2 --ppn 2" "--nnode 2 -np=4"; do
+  read -ra words <<<"$spelled"
+  run_ezpz launch --hostfile "$scratch/hosts3" "${words[@]}" --dry-run -- true
+  expect_match "$spelled: 4 ranks, 2 per host" "^MASTER_ADDR=n01 MASTER_PORT=29500 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 .* -n 4 -ppn 2 " "$out"
+done
+# A launcher's own flag, which the Python ezpz passed on: refused, saying how to pass it.
+run_ezpz launch -n 2 --tag-output --dry-run -- true
+expect_eq "--tag-output: exit status" 2 "$rc"
+expect_eq "--tag-output: the way to pass it" \
+  "ezpz: error: launch: unknown option --tag-output; put the command after --, and a launcher's own flag in --launcher-arg=--tag-output" \
+  "$err"
+
+# --dry-run --spares: the plan of the first attempt, on the active hosts, the spares named; the
+# error a run gives when none would stay active.
+printf 'n%02d\n' 1 2 3 4 5 6 7 8 9 10 >"$scratch/hosts10"
+run_ezpz launch --hostfile "$scratch/hosts10" --spares 10 --dry-run --json -- true
+expect_eq "--spares 10 of 10: exit status" 2 "$rc"
+expect_eq "--spares 10 of 10: a run's error" \
+  "ezpz: error: --spares 10: the allocation has 10 hosts; at least one must stay active" "$err"
+run_ezpz launch --hostfile "$scratch/hosts10" --spares 2 --dry-run --json -- true
+expect_eq "--spares 2: 8 active hosts, 2 spares" \
+  '[["n01","n02","n03","n04","n05","n06","n07","n08"],["n09","n10"],8]' \
+  "$(jq -c '[.hosts, .spares, .world_size]' <<<"$out")"
+expect_eq "--spares 2: the spares on stderr" "ezpz: spares (--spares 2): n09 n10" "$err"
+run_ezpz launch --hostfile "$scratch/hosts10" --dry-run --json -- true
+expect_eq "no --spares: no spares key" "null 10" "$(jq -c '.spares, .world_size' <<<"$out" | xargs)"
+
 # Usage lines say what follows the options; env offers no --dry-run.
 expect_eq "launch usage" "Usage: ezpz launch [OPTIONS] [--] COMMAND [ARGS...]" \
   "$("$EZPZ_BIN" launch --help | grep "^Usage:")"
@@ -119,4 +149,17 @@ err=$(cd "$work" && clean_env PATH="$scratch/empty" "$bin/ezpz" launch -n 2 --no
 expect_eq "--no-command-check: no look-up" "ezpz: error: mpiexec: launcher not found on PATH" "$err"
 run_ezpz launch -n 2 --dry-run -- ddp.py
 expect_eq "--dry-run plans without looking" 0 "$rc"
+# --- --timeout is the Python ezpz's idle watchdog; the wall-clock limit is --time-limit ---------
+# A script carried over from the Python ezpz must never have a healthy job that prints killed.
+talker='for i in 1 2 3 4; do echo "tick $i"; sleep 0.5; done'
+run_ezpz launch -n 1 --timeout 1 --no-record --no-rank-env -- sh -c "$talker"
+expect_eq "--timeout 1: a rank printing every 0.5 s runs to its end" 0 "$rc"
+expect_eq "--timeout 1: its output" "tick 1 tick 2 tick 3 tick 4" "$(echo $out)"
+run_ezpz launch -n 1 --timeout 1 --no-record --no-rank-env -- sleep 5
+expect_eq "--timeout 1: a silent rank is stopped" 124 "$rc"
+run_ezpz launch -n 1 --time-limit 1 --no-record --no-rank-env -- sh -c "$talker"
+expect_eq "--time-limit 1: stopped after 1 s of wall time" 124 "$rc"
+run_ezpz launch --timeout 5 --idle-timeout 5 --dry-run -- true
+expect_eq "--timeout and --idle-timeout: exit status" 2 "$rc"
+expect_eq "--timeout and --idle-timeout: one line" "ezpz: error: --idle-timeout excludes --timeout" "$err"
 finish

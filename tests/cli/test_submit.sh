@@ -12,10 +12,11 @@ cases="$EZPZ_SRC/tests/golden/submit"
 run_case() {
   local dir=$1
   local -a env_words=() arg_words=()
-  while IFS= read -r line; do [ -n "$line" ] && env_words+=("$line"); done <"$dir/env"
+  while IFS= read -r line; do [ -n "$line" ] && env_words+=("${line//@CASE@/$dir}"); done <"$dir/env"
   while IFS= read -r line; do arg_words+=("$line"); done <"$dir/args"
   clean_env EZPZ_MACHINES_PATH= "${env_words[@]}" "$EZPZ_BIN" submit --dry-run \
-    --script-out "$scratch/golden.sh" "${arg_words[@]}" 2>&1 | sed -e "s|$bin_dir|@BIN@|g"
+    --script-out "$scratch/golden.sh" "${arg_words[@]}" 2>&1 |
+    sed -e "s|$bin_dir|@BIN@|g" -e "s|$dir|@CASE@|g"
 }
 for dir in "$cases"/*/; do
   dir=${dir%/}
@@ -85,14 +86,19 @@ cat >"$base/bin/conda" <<'EOF_CONDA'
 [ "$*" = "shell.bash hook" ] || exit 1
 echo 'conda() { [ "$1" = activate ] && export CONDA_PREFIX="$2" PATH="$2/bin:$PATH"; }'
 EOF_CONDA
-for env_dir in "$conda_env" "$venv"; do
-  printf '#!/bin/sh\necho "$0"\necho "conda: $CONDA_PREFIX"\necho "venv: $VIRTUAL_ENV"\nprintf "[%%s]\\n" "$@"\n' \
+# EZPZ_SETUP_ENV (the Python ezpz's): a file under a hostile name, sourced first; its own
+# python3 on PATH must not win over the envs activated after it.
+setup_dir="$scratch/setup $hostile_name"
+mkdir -p "$setup_dir/bin"
+printf 'export SETUP_MARK=sourced\nexport PATH=%q:"$PATH"\n' "$setup_dir/bin" >"$setup_dir/setup.sh"
+for env_dir in "$conda_env" "$venv" "$setup_dir"; do
+  printf '#!/bin/sh\necho "$0"\necho "conda: $CONDA_PREFIX"\necho "venv: $VIRTUAL_ENV"\necho "setup: $SETUP_MARK"\nprintf "[%%s]\\n" "$@"\n' \
     >"$env_dir/bin/python3"
 done
-chmod +x "$base/bin/conda" "$conda_env/bin/python3" "$venv/bin/python3"
+chmod +x "$base/bin/conda" "$conda_env/bin/python3" "$venv/bin/python3" "$setup_dir/bin/python3"
 submit_env=(VIRTUAL_ENV="$venv" CONDA_PREFIX="$conda_env" CONDA_DEFAULT_ENV=ml
-            CONDA_EXE="$base/bin/conda" LOADEDMODULES=gcc/12)
-expected_env=$(printf '%s\n' "$venv/bin/python3" "conda: $conda_env" "venv: $venv";
+            CONDA_EXE="$base/bin/conda" LOADEDMODULES=gcc/12 EZPZ_SETUP_ENV="$setup_dir/setup.sh")
+expected_env=$(printf '%s\n' "$venv/bin/python3" "conda: $conda_env" "venv: $venv" "setup: sourced";
                printf '[%s]\n' "${words[@]}")
 run_in_env() {
   local name=$1 scheduler=$2; shift 2
@@ -248,6 +254,9 @@ expect_error "ranks that cannot fit the nodes" \
 expect_error "a venv path with a newline" \
   "VIRTUAL_ENV: a newline cannot go in the job script; deactivate that environment to submit without it" \
   -- VIRTUAL_ENV=$'/v\nrm -rf ~' -- submit --scheduler pbs "${never[@]}" -- true
+expect_error "EZPZ_SETUP_ENV names no file" \
+  "EZPZ_SETUP_ENV=$scratch/nope.sh: no such file; the job sources a file (write the setup commands in one)" \
+  -- EZPZ_SETUP_ENV="$scratch/nope.sh" -- submit --scheduler pbs "${never[@]}" -- true
 expect_error "newline in --job-name" "--job-name: a newline cannot go in a #PBS directive" -- -- \
   submit --scheduler pbs -J $'x\n#PBS -q prod' "${never[@]}" -- true
 expect_error "space in --queue" "--queue: a space cannot go in a #SBATCH directive" -- -- \

@@ -262,6 +262,8 @@ if mount -t tmpfs -o size=2m tmpfs "$scratch/nodes/n03/small" 2>/dev/null; then
   yeet partial "$src" --dst "$scratch/nodes/{host}/small/venv" --min-success 3
   expect_eq "partial: exit status" 0 "$rc"
   expect_match "partial: summary" "3 copied, 0 up to date, 1 failed" "$out"
+  expect_match "partial: the hint says how many nodes have it, not every node" \
+    "To use it on 3 of 4 nodes \(the failed ones have no copy\):" "$out"
   expect_moved_copy "partial n01" "$src" "$(node_dst n01 small/venv)"
   expect_eq "partial: n03 holds nothing" "" "$(ls -A "$scratch/nodes/n03/small")"
   run_ezpz exclude launch --dry-run --json --exclude-file "$failed_file" -- true

@@ -215,3 +215,36 @@ TEST_CASE("hostfiles accept comments, slots and hydra's host:n form", "[schedule
         std::vector<std::string>{"n01", "n02", "n03"});
   CHECK(unique_hosts({"a.x", "b", "a.y", "b"}) == std::vector<std::string>{"a.x", "b"});
 }
+
+TEST_CASE("the job holding this node, from qstat or squeue", "[scheduler]") {
+  const auto on_path = [](std::string_view) { return true; };
+  const FakeCommands both{{"qstat -n1 -w -r -u me",
+                           "7.pbs me debug a 1 1 64 -- 01:00 R 00:01 x9/0*64\n"
+                           "8.pbs me debug b 1 2 128 -- 01:00 R 00:01 x1/0*64+x2/0*64\n"
+                           "9.pbs me debug c -- 2 128 -- 01:00 Q -- --\n"},
+                          {"squeue -h -t R -o %i %N -u me", "41 n[01-02]\n42 n[03-04]\n"}};
+  const Env me = {{"USER", "me"}};
+  JobLookup pbs = find_job_holding("x2.cm.site", me, both, on_path);
+  REQUIRE(pbs.job);
+  CHECK(pbs.job->kind == SchedulerKind::pbs);
+  CHECK(pbs.job->job_id == "8.pbs");
+  CHECK(pbs.job->hosts == std::vector<std::string>{"x1", "x2"});
+  JobLookup slurm = find_job_holding("n04", me, both, on_path);
+  REQUIRE(slurm.job);
+  CHECK(slurm.job->job_id == "42");
+  CHECK(slurm.job->hosts == std::vector<std::string>{"n03", "n04"});
+  CHECK(slurm.asked == std::vector<std::string>{"qstat", "squeue"});
+  // A queued job's host column is "--": never a match. No job: both asked, none found.
+  JobLookup none = find_job_holding("elsewhere", me, both, on_path);
+  CHECK_FALSE(none.job);
+  CHECK(none.asked == std::vector<std::string>{"qstat", "squeue"});
+  // A client that cannot answer (no server) is not an error: said, and skipped.
+  JobLookup failing = find_job_holding("n04", {}, both, on_path);
+  CHECK_FALSE(failing.job);
+  CHECK(failing.asked.empty());
+  CHECK(failing.failed.size() == 2);
+  // Neither on PATH: nothing asked.
+  JobLookup absent = find_job_holding("n04", me, both, [](std::string_view) { return false; });
+  CHECK(absent.asked.empty());
+  CHECK(absent.failed.empty());
+}

@@ -1,5 +1,6 @@
 #include "ezpz/core/allocation.hpp"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -12,6 +13,12 @@ namespace ezpz {
 
 std::string_view short_host_name(std::string_view host) {
   return host.substr(0, host.find('.'));
+}
+
+bool lists_host(const std::vector<std::string>& hosts, std::string_view host) {
+  const std::string_view name = short_host_name(host);
+  return std::any_of(hosts.begin(), hosts.end(),
+                     [name](const std::string& listed) { return short_host_name(listed) == name; });
 }
 
 namespace {

@@ -32,6 +32,9 @@ struct Allocation {
 // scheduler used is what launchers are given.
 std::string_view short_host_name(std::string_view host);
 
+// Whether `hosts` lists `host` (by short name).
+bool lists_host(const std::vector<std::string>& hosts, std::string_view host);
+
 // Why `host` is not a host name, or nullopt when it is one: RFC 1123 labels
 // (letters, digits and '-', 1-63 characters, at most 253 in all) and the '_'
 // some schedulers' node names use. A binary file or a stray NUL would

@@ -227,6 +227,20 @@ std::optional<CheckResult> judge_repeats(const Snapshot& s, std::string& message
                 "ezpz starts each host once: check the job's resource request (select, mpiprocs)");
 }
 
+// A PBS nodefile that does not list this host: PBS_JOBID and PBS_NODEFILE came from another job
+// (a shell that kept them), and a launch would start ranks on that job's nodes.
+std::optional<CheckResult> judge_this_host(const Snapshot& s, const std::string& message) {
+  if (s.scheduler != SchedulerKind::pbs || !s.hosts_source.starts_with("PBS_NODEFILE")) {
+    return std::nullopt;
+  }
+  if (s.hostname.empty() || lists_host(s.allocation->hosts, s.hostname)) return std::nullopt;
+  return result(k_allocation, Status::error,
+                fmt::format("{}; this host ({}) is not one of them", message, s.hostname),
+                fmt::format("PBS_JOBID={} is not this node's job: unset PBS_JOBID and "
+                            "PBS_NODEFILE, or run inside the job",
+                            s.allocation->job_id));
+}
+
 std::vector<std::string> hosts_with(const Snapshot& s, HostLookup::Result wanted) {
   std::vector<std::string> hosts;
   for (const HostLookup& lookup : s.lookups) {
@@ -270,7 +284,10 @@ CheckResult check_allocation(const Snapshot& s, const Derived&) {
   }
   std::string message = describe_hosts(s);
   if (auto repeats = judge_repeats(s, message)) return *repeats;
-  return judge_lookups(s, message);
+  CheckResult lookups = judge_lookups(s, message);
+  if (lookups.status == Status::error) return lookups;  // names that do not resolve come first
+  if (auto stray = judge_this_host(s, message)) return *stray;
+  return lookups;
 }
 
 // ---- profile ----------------------------------------------------------------

@@ -82,6 +82,12 @@ std::string checked_line(const Dialect& d, const Directive& directive) {
   return fmt::format("{} {}{}\n", d.prefix, directive.flag, *directive.value);
 }
 
+// PBS at ALCF takes "-l filesystems=home:flare"; the Python ezpz's users write home,flare.
+std::optional<std::string> colon_list(std::optional<std::string> names) {
+  if (names) std::replace(names->begin(), names->end(), ',', ':');
+  return names;
+}
+
 std::vector<Directive> pbs_directives(const BatchRequest& r,
                                       const std::optional<std::string>& walltime) {
   std::vector<Directive> directives = {
@@ -90,7 +96,7 @@ std::vector<Directive> pbs_directives(const BatchRequest& r,
       {"--queue", "-q ", r.queue},
       {"--account", "-A ", r.account},
       {"--job-name", "-N ", r.job_name},
-      {"--filesystems", "-l filesystems=", r.filesystems},
+      {"--filesystems", "-l filesystems=", colon_list(r.filesystems)},
       {"--output", "-o ", r.output},
   };
   // With --output, stderr goes to the same file, as under Slurm.
@@ -155,6 +161,11 @@ std::string conda_label(const CarriedEnv& e) {
 
 std::vector<Activation> activations(const CarriedEnv& e) {
   std::vector<Activation> rows;
+  if (e.setup_file) {  // first: the envs activated after it stay first on PATH
+    rows.push_back({fmt::format("EZPZ_SETUP_ENV: {} sourced first, as the Python ezpz's jobs do",
+                                *e.setup_file),
+                    fmt::format("source {} || exit\n", single_quote(*e.setup_file))});
+  }
   if (e.conda_prefix && e.conda_exe) {
     rows.push_back({fmt::format("the conda env {}: conda's shell hook ({}), then conda activate",
                                 conda_label(e), *e.conda_exe),
@@ -184,7 +195,7 @@ std::vector<Activation> activations(const CarriedEnv& e) {
 std::string environment_part(const BatchRequest& r, const Dialect& d) {
   std::vector<Activation> rows = activations(r.environment);
   std::string comment(d.passes);
-  if (rows.empty()) comment += "#   nothing (no venv or conda env was active)\n";
+  if (rows.empty()) comment += "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n";
   std::string lines;
   for (const Activation& row : rows) {
     comment += "#   " + row.comment + "\n";
@@ -262,9 +273,20 @@ CarriedEnv carried_environment(const Env& env) {
                      .conda_name = path("CONDA_DEFAULT_ENV"),
                      .conda_exe = path("CONDA_EXE"),
                      .venv = path("VIRTUAL_ENV"),
-                     .modules = get_nonempty(env, "LOADEDMODULES")};
+                     .modules = get_nonempty(env, "LOADEDMODULES"),
+                     .setup_file = path("EZPZ_SETUP_ENV")};
   if (!carried.conda_prefix) carried.conda_name = carried.conda_exe = std::nullopt;
   return carried;
+}
+
+std::optional<EnvAccount> account_from_env(const Env& env, SchedulerKind scheduler) {
+  const std::string_view own = scheduler == SchedulerKind::pbs ? "PBS_ACCOUNT" : "SLURM_ACCOUNT";
+  for (std::string_view variable : {own, std::string_view("PROJECT")}) {
+    if (auto value = get_nonempty(env, variable)) {
+      return EnvAccount{.account = *value, .variable = std::string(variable)};
+    }
+  }
+  return std::nullopt;
 }
 
 std::string single_quote(std::string_view word) {
@@ -505,6 +527,10 @@ std::string render_batch_script(const BatchRequest& r) {
       "# submitted in, with the command exactly as it was given.\n"
       "# Scheduler: {} ({}).\n",
       to_string(r.scheduler), printable(r.scheduler_rule));
+  if (!r.account_source.empty()) {
+    script += fmt::format("# Account: {} (from {}; no -A/--account given).\n", *r.account,
+                          r.account_source);
+  }
   return script + environment_part(r, d) + launch_line(r);
 }
 

@@ -20,11 +20,21 @@ struct CarriedEnv {
   std::optional<std::string> conda_exe;     // CONDA_EXE: its shell hook defines `conda activate`
   std::optional<std::string> venv;          // VIRTUAL_ENV: activated after conda, so it comes first
   std::optional<std::string> modules;       // LOADEDMODULES: named, not loaded again
+  // EZPZ_SETUP_ENV: a file the job sources first, as the Python ezpz's jobs do (modules ...).
+  std::optional<std::string> setup_file;
 };
 
 // What `env` says is active. Throws Error when a path holds a newline or
 // another control character: it could not be shown in the script's comments.
 CarriedEnv carried_environment(const Env& env);
+
+// The account when -A is not given, as the Python ezpz takes it: PBS_ACCOUNT (PBS) or
+// SLURM_ACCOUNT (Slurm), else PROJECT; with the variable's name, for the script's comment.
+struct EnvAccount {
+  std::string account;
+  std::string variable;
+};
+std::optional<EnvAccount> account_from_env(const Env& env, SchedulerKind scheduler);
 
 // What the job asks the scheduler for, and what it runs.
 struct BatchRequest {
@@ -34,6 +44,7 @@ struct BatchRequest {
   std::optional<std::string> walltime;     // as given to --time: see parse_walltime
   std::optional<std::string> queue;        // PBS queue, Slurm partition
   std::optional<std::string> account;      // PBS -A, Slurm -A
+  std::string account_source;              // the variable it came from; empty: -A/--account
   std::string job_name;                    // PBS -N, Slurm -J
   std::optional<std::string> filesystems;  // PBS -l filesystems= (PBS only)
   std::optional<std::string> output;       // the job's stdout and stderr

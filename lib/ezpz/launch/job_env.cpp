@@ -39,6 +39,13 @@ EnvList job_variables(const PlannedLaunch& planned, const PlanContext& context) 
   return vars;
 }
 
+PlannedLaunch with_hostfile(PlannedLaunch planned, const PlanInputs& inputs) {
+  if (planned.hostfile.empty()) {
+    planned.hostfile = written_hostfile(planned.hosts, inputs, planned.plan.files);
+  }
+  return planned;
+}
+
 std::string render_exports(const EnvList& variables) {
   std::string out;
   for (const auto& [name, value] : variables)

@@ -22,6 +22,11 @@ inline constexpr std::string_view k_command_placeholder = "__EZPZ_COMMAND__";
 // Throws Error when the plan does not end in the placeholder command.
 EnvList job_variables(const PlannedLaunch& planned, const PlanContext& context);
 
+// The plan with a hostfile for HOSTFILE: its own, else (srun takes --nodelist, a local run
+// none) one written for the batch scripts that read it, as the Python ezpz's
+// ezpz_setup_env writes one under every scheduler.
+PlannedLaunch with_hostfile(PlannedLaunch planned, const PlanInputs& inputs);
+
 // `export NAME='value'` lines that `eval "$(ezpz env)"` reads back exactly.
 std::string render_exports(const EnvList& variables);
 

@@ -27,6 +27,19 @@ std::string content_hash(std::string_view text) {
   return fmt::format("{:016x}", hash.value());
 }
 
+}  // namespace
+
+std::string written_hostfile(const std::vector<std::string>& hosts, const PlanInputs& in,
+                             std::vector<FileToWrite>& files) {
+  std::string text = hostfile_text(hosts);
+  std::string job = in.allocation.job_id.empty() ? "local" : in.allocation.job_id;
+  std::string path = fmt::format("{}/ezpz-{}-{}.hosts", in.run_dir, job, content_hash(text));
+  files.push_back({path, text});
+  return path;
+}
+
+namespace {
+
 // The scheduler's own nodefile when it already lists exactly the hosts used;
 // otherwise a file ezpz writes. Local runs and srun (given --nodelist) need none.
 std::string choose_hostfile(const std::vector<std::string>& hosts, const std::string& launcher,
@@ -36,11 +49,7 @@ std::string choose_hostfile(const std::vector<std::string>& hosts, const std::st
   if (!in.allocation.nodefile.empty() && hosts == in.allocation.hosts) {
     return in.allocation.nodefile;
   }
-  std::string text = hostfile_text(hosts);
-  std::string job = in.allocation.job_id.empty() ? "local" : in.allocation.job_id;
-  std::string path = fmt::format("{}/ezpz-{}-{}.hosts", in.run_dir, job, content_hash(text));
-  files.push_back({path, text});
-  return path;
+  return written_hostfile(hosts, in, files);
 }
 
 // Rank 0 runs on the first host: this one in a local run, and usually in a batch job too

@@ -75,6 +75,11 @@ struct PlannedLaunch {
 // One host per line: what a hostfile holds.
 std::string hostfile_text(const std::vector<std::string>& hosts);
 
+// The path of the hostfile ezpz writes for `hosts` (under in.run_dir, named by its content),
+// its text added to `files`.
+std::string written_hostfile(const std::vector<std::string>& hosts, const PlanInputs& in,
+                             std::vector<FileToWrite>& files);
+
 /// Pure: same inputs, same plan. Never reads the environment or the filesystem.
 /// Throws Error for an impossible request (each message one sentence).
 PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& inputs);

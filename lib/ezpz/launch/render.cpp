@@ -78,6 +78,7 @@ std::string render_json(const PlannedLaunch& planned, const PlanContext& context
       {"argv", planned.plan.argv},       {"env", env},
       {"gpus", gpus_json(planned.gpus)}, {"local_ranks", local_ranks_json(planned)},
   };
+  if (!context.spares.empty()) json["spares"] = context.spares;
   return json.dump(2);
 }
 

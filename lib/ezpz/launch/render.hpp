@@ -21,6 +21,7 @@ struct PlanContext {
   std::string scheduler;
   std::string machine;
   std::string job_id;
+  std::vector<std::string> spares;  // --spares: the hosts held back; "spares" in --json when any
 };
 
 // One JSON object: scheduler, machine, launcher, job_id, hosts, nhosts, ppn,

@@ -404,8 +404,13 @@ std::string shell_destination(std::string_view destination, std::string_view hos
   return word + "\"";
 }
 
-std::string usage_hint(EnvKind kind, std::string_view destination,
-                       std::string_view host_expression) {
+std::string staged_nodes(int staged, int total) {
+  if (staged >= total) return "every node";
+  return fmt::format("{} of {} nodes (the failed ones have no copy)", staged, total);
+}
+
+std::string usage_hint(EnvKind kind, std::string_view destination, std::string_view host_expression,
+                       std::string_view on_nodes) {
   const std::string where = std::string(destination);
   const std::string index_note =
       where.find("{index}") == std::string::npos
@@ -414,21 +419,21 @@ std::string usage_hint(EnvKind kind, std::string_view destination,
   switch (kind) {
     case EnvKind::venv:
       return fmt::format(
-          "To use it on every node:\n"
+          "To use it on {2}:\n"
           "  deactivate 2>/dev/null; source {0}\n"
           "  ezpz launch -- python3 train.py\n"
           "(the copy is node-local: activate it in the job, where the ranks run){1}",
-          shell_destination(where + "/bin/activate", host_expression), index_note);
+          shell_destination(where + "/bin/activate", host_expression), index_note, on_nodes);
     case EnvKind::conda:
       return fmt::format(
-          "To use it on every node:\n"
+          "To use it on {2}:\n"
           "  conda deactivate; conda activate {0}\n"
           "  ezpz launch -- python3 train.py{1}",
-          shell_destination(where, host_expression), index_note);
+          shell_destination(where, host_expression), index_note, on_nodes);
     case EnvKind::other:
       break;
   }
-  return fmt::format("Staged to {} on every node.", destination);
+  return fmt::format("Staged to {} on {}.", destination, on_nodes);
 }
 
 std::string format_bytes(double bytes) {

@@ -189,11 +189,16 @@ std::string host_in_shell(const Env& env);
 // `host_expression` inside double quotes; without "{host}", quoted only when needed.
 std::string shell_destination(std::string_view destination, std::string_view host_expression);
 
+// Where the copy is: "every node", or "7 of 8 nodes (the failed ones have no copy)" when some
+// failed (--min-success).
+std::string staged_nodes(int staged, int total);
+
 // How to use the copy, printed at the end: commands a user can paste, with
-// "{host}" in DST as `host_expression` (host_in_shell).
+// "{host}" in DST as `host_expression` (host_in_shell); `on_nodes` is staged_nodes'.
 enum class EnvKind { venv, conda, other };
 std::string usage_hint(EnvKind kind, std::string_view destination,
-                       std::string_view host_expression = "$(hostname -s)");
+                       std::string_view host_expression = "$(hostname -s)",
+                       std::string_view on_nodes = "every node");
 
 // "1.2 GiB", "512 B".
 std::string format_bytes(double bytes);

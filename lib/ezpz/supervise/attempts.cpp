@@ -521,7 +521,7 @@ Classification classify_attempt(const AttemptFacts& f,
   std::vector<BadNodeHit> hits = scraped_hits(f, launcher_lines, patterns);
   if (!hits.empty()) return scraped(f, std::move(hits), std::move(failed));
   if (f.watchdog == Watchdog::timeout) {
-    return {Ending::timeout, {}, std::move(failed), "the --timeout limit passed"};
+    return {Ending::timeout, {}, std::move(failed), "the --time-limit passed"};
   }
   if (f.watchdog == Watchdog::idle) return idle_ending(f, std::move(failed));
   return by_failed_ranks(f, std::move(failed));

@@ -20,7 +20,7 @@ enum class Ending {
   launcher_died,      // the launcher itself (mpiexec, srun) was killed: no rank is to blame
   hang,               // --idle-timeout: no output from any rank, after a progress line
   never_started,      // --idle-timeout before any progress line: stuck in start-up
-  timeout,            // --timeout: the wall-clock limit
+  timeout,            // --time-limit: the wall-clock limit
   walltime,           // SIGTERM from the scheduler: never retried
   interrupted,        // the user's Ctrl-C / SIGTERM to ezpz
 };

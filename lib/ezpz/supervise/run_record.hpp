@@ -118,7 +118,7 @@ std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
 // `base`, so still newest first.
 std::string run_id_choice(std::string_view base, int n);
 
-// The exit status ezpz gives an attempt: 124 when --timeout or --idle-timeout
+// The exit status ezpz gives an attempt: 124 when --time-limit or --idle-timeout
 // stopped it (as timeout(1) does), else the launcher's.
 int attempt_exit_code(Watchdog watchdog, int launcher_exit);
 

@@ -298,7 +298,7 @@ class SignalFd {
   int fd_ = -1;
 };
 
-// The watchdogs: --timeout (wall clock) and --idle-timeout (no output).
+// The watchdogs: --time-limit (wall clock) and --idle-timeout (no output).
 class Watchdogs {
  public:
   explicit Watchdogs(const ProcessOptions& o)

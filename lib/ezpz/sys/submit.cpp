@@ -50,4 +50,9 @@ SubmitOutcome run_submitter(const std::string& program, const std::string& scrip
   return {code, read_file_if_present(options.stdout_path).value_or("")};
 }
 
+bool is_regular_file(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error);
+}
+
 }  // namespace ezpz::sys

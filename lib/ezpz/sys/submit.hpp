@@ -27,6 +27,9 @@ class ScratchDirectory {
 // it), mode 0644. Throws Error naming `origin` and the path on failure.
 void write_script(const std::string& path, std::string_view text, std::string_view origin);
 
+// Whether `path` names a regular file (following links): what EZPZ_SETUP_ENV must name.
+bool is_regular_file(const std::string& path);
+
 struct SubmitOutcome {
   int exit_code = 0;   // the submitter's own, or 128+N when it died of signal N
   std::string output;  // its stdout (its stderr goes to ezpz's)

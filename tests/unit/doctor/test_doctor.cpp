@@ -281,6 +281,16 @@ TEST_CASE("doctor: allocation readable, duplicates counted, names resolve", "[do
        },
        {"allocation", Status::error, hosts + "; each listed 2 times; 1 of 2 do not resolve: x2",
         "launchers reach nodes by these names: check the nodefile, /etc/hosts or DNS"}},
+      {"a PBS nodefile that does not list this host (PBS_JOBID kept from another job)",
+       [](Snapshot& s) {
+         s.hostname = "x9";
+         s.lookups = {{"x1", HostLookup::Result::resolved, "10.0.0.1"},
+                      {"x2", HostLookup::Result::resolved, "10.0.0.2"}};
+       },
+       {"allocation", Status::error,
+        hosts + "; each listed 2 times; this host (x9) is not one of them",
+        "PBS_JOBID=1.pbs is not this node's job: unset PBS_JOBID and PBS_NODEFILE, or run inside "
+        "the job"}},
       {"seven hosts that do not resolve",
        [](Snapshot& s) {
          s.allocation->hosts.clear();

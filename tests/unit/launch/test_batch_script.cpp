@@ -50,7 +50,7 @@ TEST_CASE("a PBS script: every directive, then cd and exec ezpz launch", "[batch
         "# Scheduler: pbs (machine profile aurora runs pbs).\n"
         "# Environment: qsub passes the job none of the submitting shell's variables\n"
         "# (without -V). Activated here, as they were at submit time:\n"
-        "#   nothing (no venv or conda env was active)\n"
+        "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n"
         "cd \"$PBS_O_WORKDIR\" || exit\n"
         "exec '/opt/ezpz/bin/ezpz' launch '--machine' 'aurora' '--ppn=12' -- 'python3' "
         "'train.py' '--lr' '3e-4'\n");
@@ -71,7 +71,7 @@ TEST_CASE("a Slurm script: -N -t -p -A -J --output, cd to the submit directory",
         "# Scheduler: slurm (machine profile aurora runs pbs).\n"
         "# Environment: sbatch passes the job the submitting shell's variables (its\n"
         "# default --export=ALL). Activated again all the same, as at submit time:\n"
-        "#   nothing (no venv or conda env was active)\n"
+        "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n"
         "cd \"$SLURM_SUBMIT_DIR\" || exit\n"
         "exec '/opt/ezpz/bin/ezpz' launch '--machine' 'aurora' '--ppn=12' -- 'python3' "
         "'train.py' '--lr' '3e-4'\n");
@@ -92,7 +92,7 @@ TEST_CASE("options not given write no directive", "[batch]") {
         "# Scheduler: pbs (qsub is on PATH).\n"
         "# Environment: qsub passes the job none of the submitting shell's variables\n"
         "# (without -V). Activated here, as they were at submit time:\n"
-        "#   nothing (no venv or conda env was active)\n"
+        "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n"
         "cd \"$PBS_O_WORKDIR\" || exit\nexec '/e' launch -- 'true'\n");
 }
 
@@ -291,7 +291,7 @@ TEST_CASE("the submitting environment is activated in the job, every path single
        "|| exit\n"},
       // CONDA_EXE alone (conda initialised, nothing active) carries nothing.
       {{{"CONDA_EXE", "/c/bin/conda"}, {"CONDA_DEFAULT_ENV", "x"}},
-       "#   nothing (no venv or conda env was active)\n",
+       "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n",
        ""},
   };
   for (const Carried& c : table) {

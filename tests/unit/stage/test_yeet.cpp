@@ -393,6 +393,19 @@ TEST_CASE("the hint says how to use the copy", "[yeet]") {
   CHECK(usage_hint(EnvKind::other, "/tmp/data") == "Staged to /tmp/data on every node.");
 }
 
+TEST_CASE("the hint says how many nodes have the copy when some failed", "[yeet]") {
+  // It said "on every node" after --min-success let a failed node pass.
+  CHECK(staged_nodes(8, 8) == "every node");
+  CHECK(staged_nodes(7, 8) == "7 of 8 nodes (the failed ones have no copy)");
+  CHECK(usage_hint(EnvKind::other, "/tmp/data", "$(hostname -s)", staged_nodes(7, 8)) ==
+        "Staged to /tmp/data on 7 of 8 nodes (the failed ones have no copy).");
+  CHECK(usage_hint(EnvKind::venv, "/tmp/v", "$(hostname -s)", staged_nodes(3, 4)) ==
+        "To use it on 3 of 4 nodes (the failed ones have no copy):\n"
+        "  deactivate 2>/dev/null; source /tmp/v/bin/activate\n"
+        "  ezpz launch -- python3 train.py\n"
+        "(the copy is node-local: activate it in the job, where the ranks run)");
+}
+
 TEST_CASE("the hint can be pasted: {host} is how a shell names the node", "[yeet]") {
   // It printed "source /tmp/x-{host}/bin/activate": a path that exists on no node.
   CHECK(usage_hint(EnvKind::venv, "/tmp/x-{host}") ==

@@ -92,7 +92,7 @@ PreparedLaunch prepared(int allocated, long nhosts) {
   p.request.command = {"python3", "train.py"};
   p.request.topology = {.nprocs = std::nullopt, .ppn = 1, .nhosts = nhosts};
   p.planned = plan_launch(p.request, p.inputs);
-  p.context = {.scheduler = "pbs", .machine = "test", .job_id = "42"};
+  p.context = {.scheduler = "pbs", .machine = "test", .job_id = "42", .spares = {}};
   return p;
 }
 

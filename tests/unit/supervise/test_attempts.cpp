@@ -64,7 +64,7 @@ TEST_CASE("an attempt's ending comes from signals, the watchdog, its status and 
        {.exit_status = 124, .scheduler_job = true, .watchdog = Watchdog::timeout, .output = ""},
        Ending::timeout,
        {},
-       "the --timeout limit passed"},
+       "the --time-limit passed"},
       {"silent ranks, after training had started",
        {.exit_status = 124,
         .scheduler_job = true,

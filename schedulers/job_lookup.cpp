@@ -1,0 +1,100 @@
+// The job holding this node, asked of qstat or squeue: on a compute node reached by ssh
+// the job's variables are gone, but the scheduler still knows which job owns the node
+// (the Python ezpz looks the same way).
+#include <array>
+
+#include <fmt/format.h>
+
+#include "ezpz/core/error.hpp"
+#include "ezpz/core/hostlist.hpp"
+#include "ezpz/core/text.hpp"
+#include "schedulers/scheduler.hpp"
+
+namespace ezpz {
+namespace {
+
+// One line's whitespace-separated words.
+std::vector<std::string_view> words_of(std::string_view line) {
+  std::vector<std::string_view> words;
+  for (std::string_view word : split(line, ' ')) {
+    if (!word.empty()) words.push_back(word);
+  }
+  return words;
+}
+
+// `qstat -n1 -w -r` lines: "ID USER QUEUE NAME SESSID NDS TSK MEM TIME S ELAP host/0*64+host/1";
+// the running jobs' last word lists their hosts.
+std::optional<RunningJob> pbs_job_in(std::string_view output, std::string_view host) {
+  for (std::string_view line : split_lines(output)) {
+    std::vector<std::string_view> words = words_of(line);
+    if (words.size() < 3 || words[words.size() - 3] != "R") continue;
+    std::vector<std::string> hosts;
+    for (std::string_view chunk : split(words.back(), '+')) {
+      hosts.emplace_back(chunk.substr(0, chunk.find('/')));
+    }
+    if (lists_host(hosts, host))
+      return RunningJob{SchedulerKind::pbs, std::string(words[0]), hosts};
+  }
+  return std::nullopt;
+}
+
+// `squeue -h -t R -o "%i %N"` lines: "42 nid[001-002]".
+std::optional<RunningJob> slurm_job_in(std::string_view output, std::string_view host) {
+  for (std::string_view line : split_lines(output)) {
+    std::vector<std::string_view> words = words_of(line);
+    if (words.size() != 2) continue;
+    std::vector<std::string> hosts = expand_hostlist(words[1]);
+    if (lists_host(hosts, host))
+      return RunningJob{SchedulerKind::slurm, std::string(words[0]), hosts};
+  }
+  return std::nullopt;
+}
+
+// How each scheduler is asked, and how its answer is read.
+struct JobQuery {
+  std::string_view program;
+  std::vector<std::string> (*argv)(const std::optional<std::string>& user);
+  std::optional<RunningJob> (*find)(std::string_view output, std::string_view host);
+};
+const std::array<JobQuery, 2> k_job_queries = {{
+    {"qstat",
+     [](const std::optional<std::string>& user) {
+       std::vector<std::string> argv = {"qstat", "-n1", "-w", "-r"};
+       if (user) argv.insert(argv.end(), {"-u", *user});
+       return argv;
+     },
+     pbs_job_in},
+    {"squeue",
+     [](const std::optional<std::string>& user) {
+       std::vector<std::string> argv = {"squeue", "-h", "-t", "R", "-o", "%i %N"};
+       if (user) argv.insert(argv.end(), {"-u", *user});
+       return argv;
+     },
+     slurm_job_in},
+}};
+
+}  // namespace
+
+JobLookup find_job_holding(std::string_view host, const Env& env, const CommandReader& commands,
+                           const std::function<bool(std::string_view)>& on_path) {
+  JobLookup lookup;
+  const std::optional<std::string> user = get_nonempty(env, "USER");
+  for (const JobQuery& query : k_job_queries) {
+    if (!on_path(query.program)) continue;
+    std::string output;
+    try {
+      output = commands.output(query.argv(user));
+    } catch (const Error& error) {  // a client with no server to ask: no answer, not an error
+      lookup.failed.push_back(fmt::format("{}: {}", query.program, error.what()));
+      continue;
+    }
+    lookup.asked.emplace_back(query.program);
+    if (auto job = query.find(output, host)) {
+      lookup.job = std::move(job);
+      return lookup;
+    }
+  }
+  return lookup;
+}
+
+}  // namespace ezpz

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Finding the job from a compute node reached by ssh, without the job's variables: stand-in
+# qstat and squeue on PATH say which running job holds this host; -v says which was found;
+# a warning when they answer and none does; nothing asked under --scheduler or --hostfile.
+source "$(dirname "$0")/lib.sh"
+host=$(hostname)
+short=${host%%.*}
+fake="$scratch/fake-bin"
+mkdir -p "$fake"
+# stand_in PROGRAM LINES...: prints LINES, records its argv.
+stand_in() {
+  local program=$1; shift
+  { printf '#!/bin/sh\nprintf "%%s\\n" "$*" >"%s/%s.argv"\n' "$scratch" "$program"
+    printf 'cat <<"EOF_OUT"\n'; printf '%s\n' "$@"; printf 'EOF_OUT\n'; } >"$fake/$program"
+  chmod +x "$fake/$program"
+}
+# run_ezpz ARGS...: ezpz with the stand-ins first on PATH; $out, $err, $rc.
+run_ezpz() {
+  out=$(clean_env PATH="$fake:$system_path" USER=me "$EZPZ_BIN" "$@" 2>"$scratch/stderr"); rc=$?
+  err=$(cat "$scratch/stderr")
+}
+
+# --- Slurm: squeue's running job holding this host --------------------------------------------
+stand_in squeue "41 other[1-2]" "42 $short,nid002"
+run_ezpz launch -v --dry-run -- true
+expect_eq "squeue: exit status" 0 "$rc"
+expect_eq "squeue: asked for running jobs of \$USER" "-h -t R -o %i %N -u me" "$(cat "$scratch/squeue.argv")"
+expect_match "squeue: srun attached to job 42 on its 2 hosts" \
+  "SLURM_JOB_ID=42 srun -u --kill-on-bad-exit=1 -N 2 -n 2 --ntasks-per-node=1 --nodelist=$short,nid002 " "$out"
+expect_true "-v says which job" grep -qxF "ezpz: job: 42 (slurm, 2 hosts), found by squeue: no job variables are set here" <<<"$err"
+
+# --- PBS: qstat -n1's host list ---------------------------------------------------------------
+rm -f "$fake/squeue"
+stand_in qstat "" "pbs01:" \
+  "Job ID          Username Queue    Jobname    SessID NDS TSK Memory Time  S Time" \
+  "--------------- -------- -------- ---------- ------ --- --- ------ ----- - -----" \
+  "7.pbs01         me       debug    other       1233   1  64    --  01:00 R 00:01 x9/0*64" \
+  "8.pbs01         me       debug    train       1234   2 128    --  01:00 R 00:01 $short/0*64+x1001/0*64" \
+  "9.pbs01         me       debug    queued        --   2 128    --  01:00 Q   --  --"
+run_ezpz launch -v --dry-run --json -- true
+expect_eq "qstat: exit status" 0 "$rc"
+expect_eq "qstat: asked" "-n1 -w -r -u me" "$(cat "$scratch/qstat.argv")"
+expect_eq "qstat: the job and its hosts" "pbs 8.pbs01 $short x1001" \
+  "$(jq -r '[.scheduler, .job_id, .hosts[]] | join(" ")' <<<"$out")"
+expect_true "qstat: -v says which job" grep -qxF "ezpz: job: 8.pbs01 (pbs, 2 hosts), found by qstat: no job variables are set here" <<<"$err"
+
+# --- No job holds this node: a warning, a local run ---------------------------------------------
+stand_in qstat "7.pbs01 me debug other 1233 1 64 -- 01:00 R 00:01 x9/0*64"
+run_ezpz launch --dry-run -- true
+expect_eq "no job: exit status" 0 "$rc"
+expect_eq "no job: the warning" "ezpz: warning: qstat lists no running job holding $host: a local run on this node only" "$err"
+expect_match "no job: a local run" "EZPZ_LAUNCHER=hydra " "$out"
+
+# --- Named schedulers and hostfiles are not second-guessed ------------------------------------
+rm -f "$scratch/qstat.argv"
+run_ezpz launch --scheduler local --dry-run -- true
+expect_eq "--scheduler local: no warning" "" "$err"
+printf '%s\n' "$host" >"$scratch/hosts"
+run_ezpz launch --hostfile "$scratch/hosts" --dry-run -- true
+expect_eq "--hostfile: no warning" "" "$err"
+expect_true "qstat never asked" test ! -e "$scratch/qstat.argv"
+
+# --- PBS_JOBID kept from another job: its nodefile does not list this host --------------------
+printf 'n01\nn02\n' >"$scratch/nodefile"
+foreign=(PBS_JOBID=5.pbs01 PBS_NODEFILE="$scratch/nodefile")
+err=$(clean_env PATH=/nonexistent "${foreign[@]}" "$EZPZ_BIN" launch --no-record -- /bin/true 2>&1 >/dev/null)
+expect_eq "foreign nodefile: a launch warns, then goes on (to its missing launcher here)" \
+  "ezpz: warning: PBS_NODEFILE does not list this host ($host): PBS_JOBID=5.pbs01 is not this node's job
+ezpz: error: mpiexec: launcher not found on PATH" "$err"
+err=$(clean_env "${foreign[@]}" "$EZPZ_BIN" launch --dry-run -- true 2>&1 >/dev/null)
+expect_eq "foreign nodefile: --dry-run plans for the job quietly" "" "$err"
+doctor=$(clean_env "${foreign[@]}" "$EZPZ_BIN" doctor 2>&1)
+expect_true "foreign nodefile: doctor's allocation error" grep -qF \
+  "2 hosts from PBS_NODEFILE $scratch/nodefile: n[01-02]; this host ($host) is not one of them" <<<"$doctor"
+expect_true "foreign nodefile: doctor's hint" grep -qF \
+  "PBS_JOBID=5.pbs01 is not this node's job: unset PBS_JOBID and PBS_NODEFILE, or run inside the job" <<<"$doctor"
+finish
