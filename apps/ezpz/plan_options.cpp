@@ -247,6 +247,23 @@ std::optional<RunningJob> job_of_this_node(const Env& env, const std::string& ho
   return lookup.job;
 }
 
+// The job holding this node, asked only where nothing named a scheduler (--scheduler local and
+// EZPZ_SCHEDULER=local mean it) or the hosts, and only on a known machine's node: its hostname
+// matches a machine profile, or --machine/EZPZ_MACHINE names one. Elsewhere (a laptop, a
+// workstation with Slurm's clients installed) a local launch does not pay for running qstat or
+// squeue: 3 ms when squeue finds no controller, a round trip to it when it does.
+std::optional<RunningJob> job_of_this_node(const PlanOptions& o, const Env& env,
+                                           const std::string& host,
+                                           const LoadedProfiles& profiles) {
+  if (o.scheduler || get_nonempty(env, "EZPZ_SCHEDULER") || o.hostfile) return std::nullopt;
+  const ProfileChoice here = select_profile(profiles, o.machine, env, host, SchedulerKind::local);
+  if (here.profile->name == "local") {
+    log::debug("job lookup: none (no machine profile names this host; EZPZ_MACHINE would)");
+    return std::nullopt;
+  }
+  return job_of_this_node(env, host);
+}
+
 Allocation allocation_of(const RunningJob& job) {
   Allocation allocation;
   allocation.scheduler = job.kind;
@@ -259,12 +276,10 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
   const Env& env = context.env;
   std::string host = sys::hostname();
   SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
-  std::optional<RunningJob> found;
-  // Only where nothing named a scheduler: --scheduler local and EZPZ_SCHEDULER=local mean it.
-  const bool unnamed = !o.scheduler && !get_nonempty(env, "EZPZ_SCHEDULER");
-  if (scheduler.kind == SchedulerKind::local && unnamed && !o.hostfile) {
-    found = job_of_this_node(env, host);
-  }
+  LoadedProfiles profiles = sys::load_machine_profiles(env);
+  const std::optional<RunningJob> found =
+      scheduler.kind == SchedulerKind::local ? job_of_this_node(o, env, host, profiles)
+                                             : std::nullopt;
   if (found) scheduler = {found->kind, fmt::format("job {} holds this node", found->job_id)};
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
   Allocation allocation =
@@ -276,7 +291,6 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
                plural(static_cast<long>(allocation.hosts.size()), "host"),
                compress_hostlist(allocation.hosts));
   }
-  LoadedProfiles profiles = sys::load_machine_profiles(env);
   ProfileChoice choice = select_profile(profiles, o.machine, env, host, scheduler.kind);
   log::debug("machine: {} ({}; {})", choice.profile->name, choice.rule, choice.profile->source);
   sys::warn_skipped_profiles(profiles);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Finding the job from a compute node reached by ssh, without the job's variables: stand-in
 # qstat and squeue on PATH say which running job holds this host; -v says which was found;
-# a warning when they answer and none does; nothing asked under --scheduler or --hostfile.
+# a warning when they answer and none does; nothing asked under --scheduler or --hostfile, nor on
+# a host no machine profile names (this one, unless EZPZ_MACHINE says).
 source "$(dirname "$0")/lib.sh"
 host=$(hostname)
 short=${host%%.*}
@@ -14,15 +15,21 @@ stand_in() {
     printf 'cat <<"EOF_OUT"\n'; printf '%s\n' "$@"; printf 'EOF_OUT\n'; } >"$fake/$program"
   chmod +x "$fake/$program"
 }
-# run_ezpz ARGS...: ezpz with the stand-ins first on PATH; $out, $err, $rc.
+# run_ezpz [NAME=VALUE...] ARGS...: ezpz with the stand-ins first on PATH; $out, $err, $rc.
 run_ezpz() {
-  out=$(clean_env PATH="$fake:$system_path" USER=me "$EZPZ_BIN" "$@" 2>"$scratch/stderr"); rc=$?
+  local -a vars=()
+  while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+  out=$(clean_env PATH="$fake:$system_path" USER=me "${vars[@]}" "$EZPZ_BIN" "$@" 2>"$scratch/stderr"); rc=$?
   err=$(cat "$scratch/stderr")
 }
 
 # --- Slurm: squeue's running job holding this host --------------------------------------------
 stand_in squeue "41 other[1-2]" "42 $short,nid002"
 run_ezpz launch -v --dry-run -- true
+expect_true "a host no profile names: squeue not asked" test ! -e "$scratch/squeue.argv"
+expect_true "a host no profile names: -v says why" grep -qxF \
+  "ezpz: job lookup: none (no machine profile names this host; EZPZ_MACHINE would)" <<<"$err"
+run_ezpz EZPZ_MACHINE=generic-slurm launch -v --dry-run -- true
 expect_eq "squeue: exit status" 0 "$rc"
 expect_eq "squeue: asked for running jobs of \$USER" "-h -t R -o %i %N -u me" "$(cat "$scratch/squeue.argv")"
 expect_match "squeue: srun attached to job 42 on its 2 hosts" \
@@ -37,7 +44,7 @@ stand_in qstat "" "pbs01:" \
   "7.pbs01         me       debug    other       1233   1  64    --  01:00 R 00:01 x9/0*64" \
   "8.pbs01         me       debug    train       1234   2 128    --  01:00 R 00:01 $short/0*64+x1001/0*64" \
   "9.pbs01         me       debug    queued        --   2 128    --  01:00 Q   --  --"
-run_ezpz launch -v --dry-run --json -- true
+run_ezpz EZPZ_MACHINE=generic-pbs launch -v --dry-run --json -- true
 expect_eq "qstat: exit status" 0 "$rc"
 expect_eq "qstat: asked" "-n1 -w -r -u me" "$(cat "$scratch/qstat.argv")"
 expect_eq "qstat: the job and its hosts" "pbs 8.pbs01 $short x1001" \
@@ -46,17 +53,17 @@ expect_true "qstat: -v says which job" grep -qxF "ezpz: job: 8.pbs01 (pbs, 2 hos
 
 # --- No job holds this node: a warning, a local run ---------------------------------------------
 stand_in qstat "7.pbs01 me debug other 1233 1 64 -- 01:00 R 00:01 x9/0*64"
-run_ezpz launch --dry-run -- true
+run_ezpz EZPZ_MACHINE=generic-pbs launch --dry-run -- true
 expect_eq "no job: exit status" 0 "$rc"
 expect_eq "no job: the warning" "ezpz: warning: qstat lists no running job holding $host: a local run on this node only" "$err"
 expect_match "no job: a local run" "EZPZ_LAUNCHER=hydra " "$out"
 
 # --- Named schedulers and hostfiles are not second-guessed ------------------------------------
 rm -f "$scratch/qstat.argv"
-run_ezpz launch --scheduler local --dry-run -- true
+run_ezpz EZPZ_MACHINE=generic-pbs launch --scheduler local --dry-run -- true
 expect_eq "--scheduler local: no warning" "" "$err"
 printf '%s\n' "$host" >"$scratch/hosts"
-run_ezpz launch --hostfile "$scratch/hosts" --dry-run -- true
+run_ezpz EZPZ_MACHINE=generic-pbs launch --hostfile "$scratch/hosts" --dry-run -- true
 expect_eq "--hostfile: no warning" "" "$err"
 expect_true "qstat never asked" test ! -e "$scratch/qstat.argv"
 

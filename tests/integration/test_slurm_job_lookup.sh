@@ -16,10 +16,11 @@ holder=$(submit_env sbatch --parsable --job-name="$job_name" -N 2 -w n01,n02 --w
 for _ in $(seq 1 100); do [ "$(job_state "$holder")" == RUNNING ] && break; sleep 0.1; done
 expect_eq "the holding job runs" RUNNING "$(job_state "$holder")"
 
-# on_node NODE ARGS...: ezpz on a node named NODE, with no SLURM_* variable; $out, $err, $rc.
+# on_node NODE ARGS...: ezpz on a node named NODE, with no SLURM_* variable (EZPZ_MACHINE names
+# the machine: the job lookup runs only on a known machine's node); $out, $err, $rc.
 on_node() {
   local node=$1; shift
-  out=$(clean_env SLURM_CONF="$SLURM_CONF" USER="$(id -un)" EZPZ_OUTPUT=raw \
+  out=$(clean_env SLURM_CONF="$SLURM_CONF" USER="$(id -un)" EZPZ_OUTPUT=raw EZPZ_MACHINE=generic-slurm \
     unshare -u sh -c 'hostname "$0" && exec "$@"' "$node" "$EZPZ_BIN" "$@" 2>"$scratch/err")
   rc=$?; err=$(cat "$scratch/err")
 }
