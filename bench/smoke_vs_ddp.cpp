@@ -275,7 +275,7 @@ void print_heading(const Options& o, FILE* out) {
                  shell_words(o.smoke_env).c_str());
   }
   std::fprintf(out, "   ezpz-smoke's gradient buckets: --bucket-mb %s\n",
-               o.bucket_mb.empty() ? "default (0.5)" : o.bucket_mb.c_str());
+               o.bucket_mb.empty() ? "default (25)" : o.bucket_mb.c_str());
   std::fprintf(out, "%-12s %5s %10s %10s %10s %8s %7s %7s %7s %7s %7s %7s\n", "case", "ranks",
                "samples/s", "min", "max", "step", "data", "fwd", "bwd", "allred", "opt", "wall");
   std::fprintf(out, "%-12s %5s %10s %10s %10s %8s %7s %7s %7s %7s %7s %7s\n", "", "", "median", "",

@@ -240,7 +240,7 @@ std::string where(const Run& run) {
 }
 
 std::string describe_buckets(const SmokeOptions& o, std::size_t buckets) {
-  if (o.bucket_mb <= 0) return "1 gradient bucket, all-reduced after backward";
+  if (o.bucket_mb <= 0 || buckets == 1) return "1 gradient bucket, all-reduced after backward";
   return fmt::format("{} gradient bucket{} of at most {:g} MiB, all-reduced during backward",
                      buckets, buckets == 1 ? "" : "s", o.bucket_mb);
 }

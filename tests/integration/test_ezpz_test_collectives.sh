@@ -16,14 +16,14 @@ run_test() {
   err=$(cat "$scratch/$name.err")
 }
 
-# The default run: training with 0.5 MiB buckets (4 for the reference MLP), then the sweep.
+# The default run: training (25 MiB buckets: one for the reference MLP), then the sweep.
 start=$(now_ms)
 run_test default -n 2 --output-dir "$scratch/default"
 took=$(( $(now_ms) - start ))
 expect_eq "default: exit status" 0 "$rc"
 expect_match "default: verdict" "^ezpz test: PASS: 2 ranks, [0-9]+ samples/s" "$(tail -n 1 <<<"$out")"
-expect_match "default: buckets reduced during backward" \
-  "4 gradient buckets of at most 0.5 MiB, all-reduced during backward" "$err"
+expect_match "default: one bucket for the reference MLP" \
+  "1 gradient bucket, all-reduced after backward" "$err"
 expect_match "default: all-reduce headline logged" \
   "all_reduce: latency [0-9]+ us, peak bus bandwidth [0-9.]+ GB/s" "$err"
 expect_true "default: params identical with the bucketed all-reduce" \
@@ -40,10 +40,13 @@ expect_eq "default: the machine in summary.json" "cpu gloo 2" \
 expect_match "default: the console shows the table" "\| all_gather \| 1 KiB \|" "$out"
 echo "default ezpz test -n 2 took ${took} ms"
 
-# The old path: one bucket after backward; still identical, no sweep.
-run_test one-bucket -n 2 --bucket-mb 0 --no-collectives --model debug --output-dir "$scratch/one"
-expect_eq "--bucket-mb 0: exit status" 0 "$rc"
-expect_match "--bucket-mb 0: one bucket" "1 gradient bucket, all-reduced after backward" "$err"
+# Buckets reduced during backward: still identical on every rank, and the loss falls.
+run_test buckets -n 2 --bucket-mb 0.5 --no-collectives --iters 30 --output-dir "$scratch/one"
+expect_eq "--bucket-mb 0.5: exit status" 0 "$rc"
+expect_match "--bucket-mb 0.5: four buckets" \
+  "4 gradient buckets of at most 0.5 MiB, all-reduced during backward" "$err"
+expect_eq "--bucket-mb 0.5: both checks" "true true" \
+  "$(jq -r '"\(.params_identical) \(.loss_fell)"' "$scratch/one/summary.json")"
 expect_eq "--no-collectives: none in summary.json" "null" "$(jq -c .collectives "$scratch/one/summary.json")"
 expect_true "--no-collectives: no section in report.md" bash -c "! grep -q '## Collectives' '$scratch/one/report.md'"
 

@@ -40,8 +40,8 @@ const std::array<Flag, 17> k_flags = {{
      "Where rank 0 writes metrics.jsonl, report.md, summary.json "
      "(default outputs/ezpz-test/<YYYY-MM-DD-HHMMSS>)"},
     {"--bucket-mb", &SmokeOptions::bucket_mb,
-     "Gradient bucket size in MB, all-reduced during backward; 0: one bucket after backward "
-     "(default 0.5)"},
+     "Gradient bucket size in MiB, all-reduced during backward; 0: one bucket after backward "
+     "(default 25, DDP's)"},
     {"--collectives-only", &SmokeOptions::collectives_only,
      "Only measure all-reduce and all-gather bandwidth, no training"},
     {"--no-collectives", &SmokeOptions::no_collectives,

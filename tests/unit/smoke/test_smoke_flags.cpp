@@ -57,7 +57,7 @@ TEST_CASE("a bad trainer flag is one line, word for word", "[smoke_flags]") {
 
 TEST_CASE("the bucket size and the collectives sweep are trainer flags", "[smoke_flags]") {
   smoke::SmokeOptions defaults = smoke::parse_flags({});
-  CHECK(defaults.bucket_mb == 0.5);
+  CHECK(defaults.bucket_mb == 25);
   CHECK_FALSE(defaults.collectives_only);
   CHECK_FALSE(defaults.no_collectives);
   CHECK(defaults.sweep_max_mb == 4);
