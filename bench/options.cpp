@@ -38,6 +38,7 @@ constexpr TextFlag k_text_flags[] = {
     {.flag = "--mpiexec", .field = &Options::mpiexec},
     {.flag = "--csv", .field = &Options::csv},
     {.flag = "--python", .field = &Options::python},
+    {.flag = "--bucket-mb", .field = &Options::bucket_mb},
     {.flag = "--ddp-script", .field = &Options::ddp_script},
 };
 
@@ -76,7 +77,8 @@ void usage(FILE* out) {
       "  --python PATH    the Python with torch (default /usr/bin/python3)\n"
       "  --ddp-script P   the DDP script (default: bench/python_ddp.py of this source tree)\n"
       "  --rank-env N=V   set for every rank of both trainers (ezpz launch -x; repeatable)\n"
-      "  --smoke-env N=V  set for ezpz-smoke's ranks only (an experiment; repeatable)\n",
+      "  --smoke-env N=V  set for ezpz-smoke's ranks only (an experiment; repeatable)\n"
+      "  --bucket-mb MB   ezpz-smoke's gradient bucket size (0: one bucket after backward)\n",
       k_path);
 }
 

@@ -22,6 +22,7 @@ struct Options {
   std::string ddp_script;
   std::vector<std::string> rank_env;   // NAME=VALUE for every rank of both trainers
   std::vector<std::string> smoke_env;  // NAME=VALUE for ezpz-smoke's ranks only
+  std::string bucket_mb;               // ezpz-smoke's --bucket-mb; empty: its default
 
   int runs_or(int fallback) const { return runs > 0 ? runs : fallback; }
 };

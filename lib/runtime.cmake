@@ -5,7 +5,7 @@
 # It is also what users link: installed with its headers as ezpz::runtime
 # (find_package(ezpz), see cmake/install.cmake and examples/). So the archive
 # stands alone: it carries the few ezpz_core sources the runtime uses (env,
-# runtime_env, rank_env, report) rather than ezpz_core and its yaml-cpp; the build
+# runtime_env, rank_env, report, collectives) rather than ezpz_core and its yaml-cpp; the build
 # tree's programs that link both get each object once.
 if(EZPZ_WITH_SMOKE)
   add_library(ezpz_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/dist.cpp
@@ -14,7 +14,8 @@ if(EZPZ_WITH_SMOKE)
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/core/env.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/launchers/runtime_env.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/launchers/rank_env.cpp
-                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/smoke/report.cpp)
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/smoke/report.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/smoke/collectives.cpp)
   target_include_directories(ezpz_runtime PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

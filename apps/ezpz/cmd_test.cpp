@@ -8,6 +8,7 @@
 
 #include "bundled.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/smoke/compare.hpp"
 #include "ezpz/smoke/smoke_test.hpp"
 #include "ezpz/sys/world.hpp"
 
@@ -20,6 +21,10 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
   add_plan_options(*cmd, o.plan);
   add_attempt_options(*cmd, o.attempts);
   smoke::declare_flags(*cmd, o.trainer, smoke::FlagSet::ezpz_test, "Trainer (ezpz-smoke)");
+  cmd->add_option("--compare", o.compare,
+                  "Print how two runs differ (summary.json or its directory): A B compares "
+                  "them without running; A alone runs, then compares A with this run")
+      ->expected(1, 2);
   // Unknown words are refused in run_test, in ezpz's words rather than CLI11's.
   cmd->allow_extras();
   cmd->callback([&o, cmd] {
@@ -33,6 +38,8 @@ CLI::App* setup_test(CLI::App& app, TestOptions& o, GlobalOptions& globals) {
       "  ezpz test -n 2                       # 2 local ranks\n"
       "  ezpz test --model debug              # every slot of the allocation, a tiny model\n"
       "  ezpz test -n 8 --ppn 4 --time-limit 600 -- --iters 200 --dtype bf16\n"
+      "  ezpz test -n 2 --collectives-only     # all-reduce and all-gather bandwidth only\n"
+      "  ezpz test -n 2 --compare outputs/ezpz-test/<then>   # this run against an earlier one\n"
       "  ezpz test --dry-run -n 2");
   return cmd;
 }
@@ -80,9 +87,28 @@ PreparedLaunch prepare(const TestOptions& o, const SmokeCommand& command, const 
   }
 }
 
+// A summary.json, given as the file or the directory holding it.
+report::SummaryText read_summary(const std::string& path) {
+  std::string file = std::filesystem::is_directory(path) ? path + "/summary.json" : path;
+  std::optional<std::string> text = sys::read_file_if_present(file);
+  if (!text) throw Error(fmt::format("--compare {}: no such file", file));
+  return {file, *text};
+}
+
+void print_comparison(const report::SummaryText& before, const report::SummaryText& after) {
+  std::fputs(report::comparison_text(before, after).c_str(), stdout);
+}
+
 }  // namespace
 
 int run_test(const TestOptions& o, const Context& context) {
+  if (o.compare.size() == 2) {
+    print_comparison(read_summary(o.compare[0]), read_summary(o.compare[1]));
+    return 0;
+  }
+  // Read now: a wrong path is found before anything is launched.
+  std::optional<report::SummaryText> before;
+  if (!o.compare.empty()) before = read_summary(o.compare[0]);
   const std::vector<std::string> words = trainer_words(o, context.after_double_dash);
   const smoke::SmokeOptions flags = smoke::parse_flags(words);  // before anything is launched
   const std::string trainer = find_bundled_program(
@@ -97,10 +123,13 @@ int run_test(const TestOptions& o, const Context& context) {
   // A run like any launch: recorded in .ezpz/runs (ezpz runs), leftovers stopped.
   with_mode.attempts.console = records_console(mode, prepared.planned.plan);
   int status = run_attempts(with_mode.attempts, prepared, context);
-  Verdict verdict = judge_smoke_run(
-      sys::read_file_if_present(command.output_dir + "/summary.json"), status, command.output_dir);
+  std::optional<std::string> summary =
+      sys::read_file_if_present(command.output_dir + "/summary.json");
+  Verdict verdict = judge_smoke_run(summary, status, command.output_dir);
   std::fflush(stdout);
   std::fputs((verdict.line + "\n").c_str(), stdout);
+  if (before && summary)
+    print_comparison(*before, {command.output_dir + "/summary.json", *summary});
   if (verdict.passed) return 0;
   return status != 0 ? status : static_cast<int>(ExitCode::failure);
 }

@@ -19,6 +19,7 @@ struct TestOptions {
   smoke::SmokeOptions trainer;             // the trainer's flags given before "--" (to accept them)
   std::vector<std::string> trainer_words;  // those flags again, as words for the trainer
   std::vector<std::string> extras;         // words neither ezpz nor the trainer knows
+  std::vector<std::string> compare;        // --compare A [B]: summaries (or their directories)
 };
 
 // Declares `ezpz test` on `app`: launch's options, its supervision options and the

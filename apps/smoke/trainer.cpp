@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "bandwidth.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/runtime_env.hpp"
 #include "ezpz/runtime/dist.hpp"
@@ -148,8 +150,7 @@ class Trainer {
       : o_(o),
         d_(d),
         model_(seeded_model(o, d)),
-        sync_(d.group, model_->parameters(),
-              dist::comm_options(d.backend, d.device, to_dtype(o.dtype))),
+        sync_(d.group, model_->parameters(), comm(o, d)),
         adam_(model_->parameters(), torch::optim::AdamOptions(o.lr)),
         data_(o, d.rank, d.device, to_dtype(o.dtype)) {}
 
@@ -158,6 +159,14 @@ class Trainer {
   std::int64_t parameters() const { return parameter_count(model_); }
 
  private:
+  static dist::CommOptions comm(const SmokeOptions& o, const dist::Dist& d) {
+    dist::CommOptions options = dist::comm_options(d.backend, d.device, to_dtype(o.dtype));
+    // 0: every gradient in one bucket, reduced once backward has ended.
+    options.bucket_bytes = o.bucket_mb > 0 ? static_cast<std::size_t>(o.bucket_mb * (1 << 20))
+                                           : std::numeric_limits<std::size_t>::max();
+    return options;
+  }
+
   static torch::nn::Sequential seeded_model(const SmokeOptions& o, const dist::Dist& d) {
     torch::manual_seed(runtime::rank_seed(o.seed, d.rank));
     torch::nn::Sequential model = build_model(o);
@@ -218,6 +227,7 @@ struct Run {
   Outputs* outputs;  // rank 0 only
   dist::Dist dist;   // before setup() succeeds, only rank and world size
   std::vector<StepRecord> steps;
+  std::vector<report::BandwidthRow> collectives;
   double setup_s = 0;           // dist::setup(): rank, device, rendezvous, process group
   const char* phase = nullptr;  // for failure messages; null while setting up
 };
@@ -228,6 +238,12 @@ std::string where(const Run& run) {
   std::string phase = run.phase;
   if (phase == "step") phase = fmt::format("step {}", run.steps.size() + 1);
   return phase + ": ";
+}
+
+std::string describe_buckets(const SmokeOptions& o, std::size_t buckets) {
+  if (o.bucket_mb <= 0 || buckets == 1) return "1 gradient bucket, all-reduced after backward";
+  return fmt::format("{} gradient bucket{} of at most {:g} MiB, all-reduced during backward",
+                     buckets, buckets == 1 ? "" : "s", o.bucket_mb);
 }
 
 void log_start(const Run& run, const Trainer& trainer) {
@@ -242,9 +258,7 @@ void log_start(const Run& run, const Trainer& trainer) {
             "process group {:.0f} ms",
             seconds_since(o.started) * 1e3, loading * 1e3, run.setup_s * 1e3);
   std::size_t buckets = trainer.sync().bucket_count();
-  std::string sync = d.world_size == 1
-                         ? "gradients stay local"
-                         : fmt::format("{} gradient bucket{}", buckets, buckets == 1 ? "" : "s");
+  std::string sync = d.world_size == 1 ? "gradients stay local" : describe_buckets(o, buckets);
   dist::log(d,
             "model {} ({} parameters, {}), {}, batch {} per rank, {} steps ({} warm-up), {} "
             "thread{} per rank",
@@ -292,8 +306,8 @@ report::Table configuration(const SmokeOptions& o, std::int64_t parameters, int 
   };
 }
 
-report::Table environment(const dist::Dist& d, const Trainer& trainer) {
-  return {
+report::Table environment(const dist::Dist& d, const SmokeOptions& o, const Trainer* trainer) {
+  report::Table rows = {
       {"hostname", hostname()},
       {"world size", fmt::format("{} ({} per host)", d.world_size, d.local_world_size)},
       {"ranks from", d.rank_info.source},
@@ -304,8 +318,19 @@ report::Table environment(const dist::Dist& d, const Trainer& trainer) {
       {"threads", std::to_string(torch::get_num_threads())},
       {"device", fmt::format("{} ({})", d.device.str(), d.device_source)},
       {"backend", fmt::format("{} ({})", d.backend, d.backend_source)},
-      {"gradient buckets", std::to_string(trainer.sync().bucket_count())},
   };
+  if (trainer)
+    rows.emplace_back("gradient buckets", describe_buckets(o, trainer->sync().bucket_count()));
+  return rows;
+}
+
+report::Machine machine(const dist::Dist& d) {
+  return {.hostname = hostname(),
+          .device = d.device.str(),
+          .backend = d.backend,
+          .libtorch = dist::libtorch_version(),
+          .ranks_per_node = d.local_world_size,
+          .threads = torch::get_num_threads()};
 }
 
 double mean_samples_per_s(const std::vector<StepRecord>& steps, int warmup) {
@@ -318,6 +343,8 @@ double mean_samples_per_s(const std::vector<StepRecord>& steps, int warmup) {
 
 void fill_summary(report::Summary& s, const Run& run) {
   s.world_size = run.dist.world_size;
+  s.machine = machine(run.dist);
+  s.collectives = run.collectives;
   s.steps = static_cast<int>(run.steps.size());
   if (!run.steps.empty()) {
     s.first_loss = run.steps.front().loss;
@@ -335,6 +362,31 @@ std::string describe_agreement(const dist::GradSync::Agreement& a) {
   return fmt::format("fingerprints differ: {:016x} to {:016x}", a.min, a.max);
 }
 
+// Rank 0's report.md, summary.json and console summary.
+int write_outputs(const Run& run, const report::ReportInputs& in) {
+  if (!run.outputs) return in.summary.passed ? 0 : 1;
+  run.outputs->write("report.md", report::report_markdown(in));
+  run.outputs->write("summary.json", report::summary_json(in.summary));
+  std::fputs(report::console_summary(in).c_str(), stdout);
+  std::fflush(stdout);
+  return in.summary.passed ? 0 : 1;
+}
+
+// The sweep, and its headline figures in the log.
+void measure(Run& run) {
+  const SmokeOptions& o = run.options;
+  if (o.no_collectives) return;
+  run.phase = "measuring collectives";
+  Clock::time_point start = Clock::now();
+  run.collectives = measure_collectives(run.dist, o);
+  for (report::Collective c : {report::Collective::all_reduce, report::Collective::all_gather}) {
+    report::CollectiveHeadline h = report::headline(run.collectives, c);
+    dist::log(run.dist, "{}: latency {:.0f} us, peak bus bandwidth {:.3f} GB/s",
+              report::collective_name(c), h.latency_us, h.peak_busbw_gbs);
+  }
+  dist::log(run.dist, "collectives measured in {:.0f} ms", seconds_since(start) * 1e3);
+}
+
 int check_and_report(Run& run, const Trainer& trainer) {
   run.phase = "comparing parameters across ranks";
   dist::GradSync::Agreement agreement = trainer.sync().check_identical();
@@ -346,17 +398,23 @@ int check_and_report(Run& run, const Trainer& trainer) {
   fill_summary(in.summary, run);
   dist::log(run.dist, "{}: {}{}", in.summary.passed ? "PASS" : "FAIL", in.summary.reason,
             agreement.identical ? "" : " (" + describe_agreement(agreement) + ")");
-  if (!run.outputs) return in.summary.passed ? 0 : 1;
   in.configuration = configuration(run.options, trainer.parameters(), run.dist.world_size);
-  in.environment = environment(run.dist, trainer);
+  in.environment = environment(run.dist, run.options, &trainer);
   in.steps = run.steps;
   in.warmup = run.options.warmup;
   in.fingerprint = describe_agreement(agreement);
-  run.outputs->write("report.md", report::report_markdown(in));
-  run.outputs->write("summary.json", report::summary_json(in.summary));
-  std::fputs(report::console_summary(in).c_str(), stdout);
-  std::fflush(stdout);
-  return in.summary.passed ? 0 : 1;
+  return write_outputs(run, in);
+}
+
+// --collectives-only: the sweep is the whole run.
+int report_collectives(Run& run) {
+  report::ReportInputs in;
+  in.summary = report::judge_collectives_only();
+  fill_summary(in.summary, run);
+  dist::log(run.dist, "PASS: {}", in.summary.reason);
+  in.configuration = {{"collectives", "all_reduce, all_gather (training skipped)"}};
+  in.environment = environment(run.dist, run.options, nullptr);
+  return write_outputs(run, in);
 }
 
 // Rank 0 leaves a failing summary.json behind whenever it can, so `ezpz test`
@@ -387,10 +445,15 @@ int train_and_check(Run& run) {
   dist::stamp("process_group");
   run.setup_s = seconds_since(start);
   check_perturb_rank(run.options, run.dist);
+  if (run.options.collectives_only) {
+    measure(run);
+    return report_collectives(run);
+  }
   run.phase = "broadcasting rank 0's parameters";
   Trainer trainer(run.options, run.dist);
   log_start(run, trainer);
   train(run, trainer);
+  measure(run);
   return check_and_report(run, trainer);
 }
 
@@ -429,7 +492,7 @@ int run_smoke(const SmokeOptions& options) {
   runtime::RankInfo who = runtime::rank_info_from_env(env);
   std::optional<Outputs> outputs;
   if (who.rank == 0) outputs.emplace(options.output_dir);
-  Run run{options, env, outputs ? &*outputs : nullptr, {}, {}};
+  Run run{options, env, outputs ? &*outputs : nullptr, {}, {}, {}};
   run.dist.rank = who.rank;
   run.dist.world_size = who.world_size;
   try {

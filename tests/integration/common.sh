@@ -254,6 +254,15 @@ require_mpiexec() {
   fi
 }
 
+# require_trainer: sets trainer to the ezpz-smoke beside ezpz, or the test is skipped.
+require_trainer() {
+  trainer="$(dirname "$EZPZ_BIN")/ezpz-smoke"
+  if [ ! -x "$trainer" ]; then
+    echo "skipped: $trainer was not built (configure with -DEZPZ_WITH_SMOKE=ON and libtorch)"
+    exit 77
+  fi
+}
+
 # start_fake_pbs_job [NHOSTS]: makes n01..nNN (default 2) resolve (to
 # 127.0.0.2, .3, ..., in /etc/hosts until the test exits) and sets pbs_env and
 # nodefile: the environment PBS gives a job of NHOSTS hosts x 2 slots. Exits

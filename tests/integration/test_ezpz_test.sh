@@ -5,11 +5,7 @@
 # checked.
 source "$(dirname "$0")/common.sh"
 require_mpiexec
-trainer="$(dirname "$EZPZ_BIN")/ezpz-smoke"
-if [ ! -x "$trainer" ]; then
-  echo "skipped: $trainer was not built (configure with -DEZPZ_WITH_SMOKE=ON and libtorch)"
-  exit 77
-fi
+require_trainer
 
 # run_test NAME [VAR=VALUE...] -- ARGS...: `ezpz test ARGS` in a clean env;
 # stdout in $out, stderr in $err, status in $rc.

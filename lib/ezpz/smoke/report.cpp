@@ -206,6 +206,46 @@ Summary judge(bool params_identical, const LossCheck& loss) {
   return s;
 }
 
+namespace {
+
+nlohmann::ordered_json machine_json(const Machine& m) {
+  return {
+      {"hostname", m.hostname},
+      {"device", m.device},
+      {"backend", m.backend},
+      {"libtorch", m.libtorch},
+      {"ranks_per_node", m.ranks_per_node},
+      {"threads", m.threads},
+  };
+}
+
+// {"all_reduce": {"latency_us", "peak_busbw_gbs", "sizes": [...]}, "all_gather": ...}
+nlohmann::ordered_json collectives_json(const std::vector<BandwidthRow>& rows) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const BandwidthRow& r : rows) {
+    nlohmann::ordered_json& c = j[collective_name(r.collective)];
+    if (c.is_null()) {
+      CollectiveHeadline h = headline(rows, r.collective);
+      c = {{"latency_us", h.latency_us}, {"peak_busbw_gbs", h.peak_busbw_gbs}, {"sizes", {}}};
+    }
+    c["sizes"].push_back({{"bytes", r.bytes},
+                          {"time_us", r.time_s * 1e6},
+                          {"algbw_gbs", r.algbw_gbs()},
+                          {"busbw_gbs", r.busbw_gbs()}});
+  }
+  return j;
+}
+
+}  // namespace
+
+Summary judge_collectives_only() {
+  Summary s;
+  s.passed = true;
+  s.trained = false;
+  s.reason = "collectives measured; training skipped (--collectives-only)";
+  return s;
+}
+
 std::string summary_json(const Summary& s) {
   nlohmann::ordered_json j = {
       {"status", s.passed ? "pass" : "fail"},
@@ -219,7 +259,10 @@ std::string summary_json(const Summary& s) {
       {"report", s.report},
       {"params_identical", s.params_identical},
       {"loss_fell", s.loss_fell},
+      {"trained", s.trained},
+      {"machine", machine_json(s.machine)},
   };
+  if (!s.collectives.empty()) j["collectives"] = collectives_json(s.collectives);
   return j.dump(2) + "\n";
 }
 
@@ -256,6 +299,26 @@ std::string fenced(const std::string& text) {
   return "```text\n" + text + "```\n";
 }
 
+std::string collectives_section(const std::vector<BandwidthRow>& rows) {
+  if (rows.empty()) return "";
+  return "## Collectives\n\n"
+         "Mean time of one operation (the slowest rank's), algorithm bandwidth S/t and bus "
+         "bandwidth as nccl-tests defines them: all-reduce algbw x 2(n-1)/n, all-gather "
+         "algbw x (n-1)/n (S: the whole array).\n\n" +
+         bandwidth_table(rows) + "\n" + fenced(bandwidth_plot(rows)) + "\n";
+}
+
+std::string training_sections(const ReportInputs& in) {
+  if (!in.summary.trained) return "";
+  std::string out = "## Checks\n\n" + checks_section(in) + "\n";
+  out += "## " + summary_heading(in) + "\n\n";
+  out += summary_table(summarize_steps(in.steps, in.warmup)) + "\n";
+  out += "## Loss\n\n" + fenced(text_plot(series(in.steps, &StepRecord::loss), "loss")) + "\n";
+  out += "## Throughput\n\n" +
+         fenced(text_plot(series(in.steps, &StepRecord::samples_per_s), "samples/s")) + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string report_markdown(const ReportInputs& in) {
@@ -264,20 +327,21 @@ std::string report_markdown(const ReportInputs& in) {
   out += fmt::format("Status: **{}**: {}\n\n", s.passed ? "PASS" : "FAIL", s.reason);
   out += "## Configuration\n\n" + key_value_table(in.configuration) + "\n";
   out += "## Environment\n\n" + key_value_table(in.environment) + "\n";
-  out += "## Checks\n\n" + checks_section(in) + "\n";
-  out += "## " + summary_heading(in) + "\n\n";
-  out += summary_table(summarize_steps(in.steps, in.warmup)) + "\n";
-  out += "## Loss\n\n" + fenced(text_plot(series(in.steps, &StepRecord::loss), "loss")) + "\n";
-  out += "## Throughput\n\n" +
-         fenced(text_plot(series(in.steps, &StepRecord::samples_per_s), "samples/s"));
+  out += training_sections(in) + collectives_section(s.collectives);
+  out.pop_back();  // one newline at the end
   return out;
 }
 
 std::string console_summary(const ReportInputs& in) {
-  std::string out = summary_heading(in) + ":\n\n";
-  out += summary_table(summarize_steps(in.steps, in.warmup)) + "\n";
-  out += text_plot(series(in.steps, &StepRecord::loss), "loss");
-  return out;
+  std::string out;
+  if (in.summary.trained) {
+    out += summary_heading(in) + ":\n\n";
+    out += summary_table(summarize_steps(in.steps, in.warmup)) + "\n";
+    out += text_plot(series(in.steps, &StepRecord::loss), "loss");
+  }
+  if (in.summary.collectives.empty()) return out;
+  if (!out.empty()) out += "\n";
+  return out + bandwidth_table(in.summary.collectives);
 }
 
 }  // namespace ezpz::report

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "ezpz/smoke/collectives.hpp"
+
 namespace ezpz::report {
 
 // One training step, as rank 0 measured it. Times are seconds; the loss is
@@ -75,6 +77,16 @@ LossCheck check_loss(const std::vector<double>& losses);
 // surely changes it. Not cryptographic.
 std::uint64_t fingerprint(const void* data, std::size_t bytes, std::uint64_t seed);
 
+// Where a run ran: what two reports from two machines are compared by.
+struct Machine {
+  std::string hostname;
+  std::string device;   // "cpu", "cuda:0"
+  std::string backend;  // "gloo", "nccl"
+  std::string libtorch;
+  int ranks_per_node = 1;
+  int threads = 1;
+};
+
 struct Summary {
   bool passed = false;
   std::string reason;  // why it failed, or what passed
@@ -87,10 +99,16 @@ struct Summary {
   std::string report;  // path of report.md
   bool params_identical = false;
   bool loss_fell = false;
+  bool trained = true;  // false under --collectives-only
+  Machine machine;
+  std::vector<BandwidthRow> collectives;  // empty under --no-collectives
 };
 
 // The verdict from the two checks: both must hold.
 Summary judge(bool params_identical, const LossCheck& loss);
+
+// The verdict of a run that only measured the collectives: it passes once they ran.
+Summary judge_collectives_only();
 
 // summary.json: the contract `ezpz test` reads.
 std::string summary_json(const Summary& summary);
@@ -107,11 +125,12 @@ struct ReportInputs {
   Summary summary;
 };
 
-// report.md: status, configuration, environment, checks, summary table and
-// text plots of loss and throughput.
+// report.md: status, configuration, environment, checks, summary table,
+// text plots of loss and throughput, and the collectives' table and plot.
 std::string report_markdown(const ReportInputs& inputs);
 
-// What rank 0 prints to stdout at the end: the summary table and the loss plot.
+// What rank 0 prints to stdout at the end: the summary table, the loss plot
+// and the collectives' table.
 std::string console_summary(const ReportInputs& inputs);
 
 }  // namespace ezpz::report

@@ -25,7 +25,7 @@ struct Flag {
 };
 
 // The one table of the trainer's flags, in the order --help lists them.
-const std::array<Flag, 13> k_flags = {{
+const std::array<Flag, 17> k_flags = {{
     {"--model", &SmokeOptions::model, "Preset: debug, s, m, l, xl (default: 784-512-256-128-10)"},
     {"--layers", &SmokeOptions::layers, "Hidden layer sizes, e.g. 512,256,128"},
     {"--batch-size", &SmokeOptions::batch_size, "Samples per rank per step (default 128)"},
@@ -39,6 +39,15 @@ const std::array<Flag, 13> k_flags = {{
     {"--output-dir", &SmokeOptions::output_dir,
      "Where rank 0 writes metrics.jsonl, report.md, summary.json "
      "(default outputs/ezpz-test/<YYYY-MM-DD-HHMMSS>)"},
+    {"--bucket-mb", &SmokeOptions::bucket_mb,
+     "Gradient bucket size in MiB, all-reduced during backward; 0: one bucket after backward "
+     "(default 25, DDP's)"},
+    {"--collectives-only", &SmokeOptions::collectives_only,
+     "Only measure all-reduce and all-gather bandwidth, no training"},
+    {"--no-collectives", &SmokeOptions::no_collectives,
+     "Skip the all-reduce and all-gather bandwidth sweep"},
+    {"--sweep-max-mb", &SmokeOptions::sweep_max_mb,
+     "Largest message of the bandwidth sweep in MB (default 4; sizes 1 KiB x 4^k)"},
     {"--probe", &SmokeOptions::probe, "Print what this libtorch can use as JSON and exit", false},
     // Test-only: proves the parameter check catches ranks that drift apart.
     {"--perturb-rank", &SmokeOptions::perturb_rank, ""},
@@ -203,6 +212,16 @@ std::vector<std::string> validate(const SmokeOptions& o) {
   }
   positive("--threads", o.threads);
   positive("--log-freq", o.log_freq);
+  if (!(o.bucket_mb >= 0)) {
+    problems.push_back(fmt::format("--bucket-mb {}: expected 0 or more", o.bucket_mb));
+  }
+  if (!(o.sweep_max_mb > 0)) {
+    problems.push_back(
+        fmt::format("--sweep-max-mb {}: expected a positive number", o.sweep_max_mb));
+  }
+  if (o.collectives_only && o.no_collectives) {
+    problems.push_back("--collectives-only and --no-collectives: choose one");
+  }
   return problems;
 }
 

@@ -27,6 +27,14 @@ struct SmokeOptions {
   int log_freq = 1;
   std::string output_dir;
   bool probe = false;
+  // Gradient bucket size: a bucket is all-reduced as soon as its gradients are
+  // in, while backward goes on. 0: one bucket, reduced when backward ends.
+  // DDP's 25 MiB: on 2 cores every extra bucket of the default 2.3 MB model
+  // cost throughput (bench/README.md, issue 21), so it stays one bucket there.
+  double bucket_mb = 25;
+  bool collectives_only = false;  // measure the collectives, skip training
+  bool no_collectives = false;    // train only
+  double sweep_max_mb = 4;        // the collectives' largest message
   int perturb_rank = -1;  // test-only: this rank's gradients are nudged so parameters diverge
   std::chrono::steady_clock::time_point started;       // process start, for time-to-first-step
   std::chrono::steady_clock::time_point main_entered;  // after libtorch's static initialisers

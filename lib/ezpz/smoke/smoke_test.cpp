@@ -49,6 +49,14 @@ Verdict judge_summary(const nlohmann::json& summary, int exit_status) {
     return failure(
         fmt::format("the trainer passed its checks but the launch exited {}", exit_status));
   }
+  if (!summary.value("trained", true)) {
+    double busbw =
+        summary.value(nlohmann::json::json_pointer("/collectives/all_reduce/peak_busbw_gbs"), 0.0);
+    return {true, fmt::format("ezpz test: PASS: {}, collectives only, all_reduce peak bus "
+                              "bandwidth {:.3f} GB/s, report {}",
+                              plural(summary.value("world_size", 0L), "rank"), busbw,
+                              summary.value("report", ""))};
+  }
   return {true, fmt::format("ezpz test: PASS: {}, {:.0f} samples/s, final loss {:.4g}, "
                             "report {}",
                             plural(summary.value("world_size", 0L), "rank"),

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ezpz/smoke/report.hpp"
 #include "tests/catch.hpp"
 
@@ -158,6 +160,12 @@ TEST_CASE("summary.json carries the fields ezpz test reads", "[report]") {
   s.steps = 100;
   s.output_dir = "/tmp/out";
   s.report = "/tmp/out/report.md";
+  s.machine = {.hostname = "n01",
+               .device = "cpu",
+               .backend = "gloo",
+               .libtorch = "1.13.0",
+               .ranks_per_node = 2,
+               .threads = 1};
   CHECK(summary_json(s) ==
         "{\n"
         "  \"status\": \"pass\",\n"
@@ -171,8 +179,50 @@ TEST_CASE("summary.json carries the fields ezpz test reads", "[report]") {
         "  \"output_dir\": \"/tmp/out\",\n"
         "  \"report\": \"/tmp/out/report.md\",\n"
         "  \"params_identical\": true,\n"
-        "  \"loss_fell\": true\n"
+        "  \"loss_fell\": true,\n"
+        "  \"trained\": true,\n"
+        "  \"machine\": {\n"
+        "    \"hostname\": \"n01\",\n"
+        "    \"device\": \"cpu\",\n"
+        "    \"backend\": \"gloo\",\n"
+        "    \"libtorch\": \"1.13.0\",\n"
+        "    \"ranks_per_node\": 2,\n"
+        "    \"threads\": 1\n"
+        "  }\n"
         "}\n");
+}
+
+TEST_CASE("summary.json carries the collectives by name and size", "[report]") {
+  Summary s = judge_collectives_only();
+  s.collectives = {{Collective::all_reduce, 1024, 100e-6, 2},
+                   {Collective::all_reduce, 4096, 100e-6, 2},
+                   {Collective::all_gather, 1024, 50e-6, 2}};
+  nlohmann::json j = nlohmann::json::parse(summary_json(s));
+  CHECK(j["status"] == "pass");
+  CHECK(j["trained"] == false);
+  CHECK(j["reason"] == "collectives measured; training skipped (--collectives-only)");
+  CHECK(j["collectives"]["all_reduce"]["latency_us"].get<double>() == Approx(100));
+  CHECK(j["collectives"]["all_reduce"]["peak_busbw_gbs"].get<double>() == Approx(0.04096));
+  CHECK(j["collectives"]["all_reduce"]["sizes"].size() == 2);
+  CHECK(j["collectives"]["all_gather"]["sizes"][0]["bytes"] == 1024);
+  CHECK(j["collectives"]["all_gather"]["sizes"][0]["busbw_gbs"].get<double>() == Approx(0.01024));
+  CHECK_FALSE(nlohmann::json::parse(summary_json(Summary{})).contains("collectives"));
+}
+
+TEST_CASE("report.md: the collectives' table and plot; without training, no training sections",
+          "[report]") {
+  ReportInputs in;
+  in.summary = judge_collectives_only();
+  in.summary.collectives = {{Collective::all_reduce, 1024, 100e-6, 2}};
+  std::string md = report_markdown(in);
+  CHECK(md.find("## Collectives\n\nMean time of one operation (the slowest rank's), algorithm "
+                "bandwidth S/t and bus bandwidth as nccl-tests defines them") != std::string::npos);
+  CHECK(md.find("| all_reduce | 1 KiB | 100.0 | 0.010 | 0.010 |\n") != std::string::npos);
+  CHECK(md.find("```text\nbus bandwidth by message size") != std::string::npos);
+  CHECK(md.find("## Checks") == std::string::npos);
+  CHECK(md.find("## Loss") == std::string::npos);
+  CHECK(md.substr(md.size() - 5) == "\n```\n");
+  CHECK(console_summary(in).rfind("| collective | size |", 0) == 0);
 }
 
 TEST_CASE("report.md has status, configuration, environment, checks, table and plots", "[report]") {

@@ -49,6 +49,23 @@ TEST_CASE("a bad trainer flag is one line, word for word", "[smoke_flags]") {
   CHECK(parse_error({"--seed", "x"}) == "--seed: expected a non-negative integer, got \"x\"");
   CHECK(parse_error({"--layers", "64,x"}) ==
         "--layers: expected integers, e.g. 512,256,128, got \"x\"");
+  CHECK(parse_error({"--bucket-mb", "-1", "--sweep-max-mb", "0"}) ==
+        "--bucket-mb -1: expected 0 or more; --sweep-max-mb 0: expected a positive number");
+  CHECK(parse_error({"--collectives-only", "--no-collectives"}) ==
+        "--collectives-only and --no-collectives: choose one");
+}
+
+TEST_CASE("the bucket size and the collectives sweep are trainer flags", "[smoke_flags]") {
+  smoke::SmokeOptions defaults = smoke::parse_flags({});
+  CHECK(defaults.bucket_mb == 25);
+  CHECK_FALSE(defaults.collectives_only);
+  CHECK_FALSE(defaults.no_collectives);
+  CHECK(defaults.sweep_max_mb == 4);
+  smoke::SmokeOptions given =
+      smoke::parse_flags({"--bucket-mb", "0", "--collectives-only", "--sweep-max-mb", "0.25"});
+  CHECK(given.bucket_mb == 0);
+  CHECK(given.collectives_only);
+  CHECK(given.sweep_max_mb == 0.25);
 }
 
 TEST_CASE("the flags given on ezpz test's command line go to the trainer as words",

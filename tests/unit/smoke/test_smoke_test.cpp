@@ -57,3 +57,12 @@ TEST_CASE("one rank is a rank in the verdict", "[smoke_test]") {
   CHECK(judge_smoke_run(passed, 0, "/o").line ==
         "ezpz test: PASS: 1 rank, 100 samples/s, final loss 0.5, report /o/r.md");
 }
+
+TEST_CASE("a collectives-only run's verdict gives the all-reduce bandwidth", "[smoke_test]") {
+  const std::string passed =
+      R"({"status":"pass","world_size":2,"trained":false,"report":"/o/r.md",)"
+      R"("collectives":{"all_reduce":{"peak_busbw_gbs":1.25}}})";
+  CHECK(judge_smoke_run(passed, 0, "/o").line ==
+        "ezpz test: PASS: 2 ranks, collectives only, all_reduce peak bus bandwidth 1.250 GB/s, "
+        "report /o/r.md");
+}
