@@ -1,6 +1,9 @@
 // `ezpz launch`: gather, detect, select, plan, then print or run.
 #include "cmd_launch.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,6 +11,7 @@
 #include "ezpz/core/log.hpp"
 #include "ezpz/launch/command_check.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
+#include "ezpz/sys/doctor_probes.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz {
@@ -78,13 +82,24 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
+// Whether one of the first hosts resolves to a loopback address: this machine under another
+// name (simulated nodes). Asked only once the names did not match; 16 hosts, 0.5 s at most.
+bool names_this_machine(const std::vector<std::string>& hosts) {
+  const std::vector<std::string> first(
+      hosts.begin(), hosts.begin() + std::min<std::ptrdiff_t>(16, std::ssize(hosts)));
+  for (const doctor::HostLookup& l : sys::resolve_hosts(first, std::chrono::milliseconds(500))) {
+    if (l.result == doctor::HostLookup::Result::resolved && loopback_address(l.detail)) return true;
+  }
+  return false;
+}
+
 // PBS_JOBID and PBS_NODEFILE kept from another job (a shell that carried them here): the ranks
 // would start on that job's nodes. Said when launching only: a --dry-run may plan for a job
 // from outside it.
 void warn_foreign_nodefile(const PlanOptions& plan, const PlanInputs& inputs) {
   const Allocation& allocation = inputs.allocation;
   if (plan.hostfile || allocation.scheduler != SchedulerKind::pbs) return;
-  if (lists_host(allocation.hosts, inputs.hostname)) return;
+  if (lists_host(allocation.hosts, inputs.hostname) || names_this_machine(allocation.hosts)) return;
   log::warn("PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is not this node's job",
             inputs.hostname, allocation.job_id);
 }

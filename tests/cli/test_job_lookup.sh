@@ -68,17 +68,22 @@ expect_eq "--hostfile: no warning" "" "$err"
 expect_true "qstat never asked" test ! -e "$scratch/qstat.argv"
 
 # --- PBS_JOBID kept from another job: its nodefile does not list this host --------------------
-printf 'n01\nn02\n' >"$scratch/nodefile"
+printf '192.0.2.1\n' >"$scratch/nodefile"  # resolves, and not to this machine
 foreign=(PBS_JOBID=5.pbs01 PBS_NODEFILE="$scratch/nodefile")
 err=$(clean_env PATH=/nonexistent "${foreign[@]}" "$EZPZ_BIN" launch --no-record -- /bin/true 2>&1 >/dev/null)
 expect_eq "foreign nodefile: a launch warns, then goes on (to its missing launcher here)" \
   "ezpz: warning: PBS_NODEFILE does not list this host ($host): PBS_JOBID=5.pbs01 is not this node's job
 ezpz: error: mpiexec: launcher not found on PATH" "$err"
+printf 'localhost\n' >"$scratch/loopback-nodefile"
+err=$(clean_env PATH=/nonexistent PBS_JOBID=6.pbs01 PBS_NODEFILE="$scratch/loopback-nodefile" \
+  "$EZPZ_BIN" launch --no-record -- /bin/true 2>&1 >/dev/null)
+expect_eq "a nodefile host that resolves to loopback is this machine: no warning" \
+  "ezpz: error: mpiexec: launcher not found on PATH" "$err"
 err=$(clean_env "${foreign[@]}" "$EZPZ_BIN" launch --dry-run -- true 2>&1 >/dev/null)
 expect_eq "foreign nodefile: --dry-run plans for the job quietly" "" "$err"
 doctor=$(clean_env "${foreign[@]}" "$EZPZ_BIN" doctor 2>&1)
 expect_true "foreign nodefile: doctor's allocation error" grep -qF \
-  "2 hosts from PBS_NODEFILE $scratch/nodefile: n[01-02]; this host ($host) is not one of them" <<<"$doctor"
+  "1 host from PBS_NODEFILE $scratch/nodefile: 192.0.2.1; this host ($host) is not one of them" <<<"$doctor"
 expect_true "foreign nodefile: doctor's hint" grep -qF \
   "PBS_JOBID=5.pbs01 is not this node's job: unset PBS_JOBID and PBS_NODEFILE, or run inside the job" <<<"$doctor"
 finish

@@ -21,6 +21,10 @@ bool lists_host(const std::vector<std::string>& hosts, std::string_view host) {
                      [name](const std::string& listed) { return short_host_name(listed) == name; });
 }
 
+bool loopback_address(std::string_view address) {
+  return address.starts_with("127.") || address == "localhost" || address == "::1";
+}
+
 namespace {
 
 std::string_view trim(std::string_view text) {

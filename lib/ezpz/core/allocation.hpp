@@ -35,6 +35,10 @@ std::string_view short_host_name(std::string_view host);
 // Whether `hosts` lists `host` (by short name).
 bool lists_host(const std::vector<std::string>& hosts, std::string_view host);
 
+// 127.x.y.z, ::1 or "localhost": an address that is this machine, whatever its name. A host
+// of a nodefile that resolves to one is this host (simulated nodes n01.. on one machine).
+bool loopback_address(std::string_view address);
+
 // Why `host` is not a host name, or nullopt when it is one: RFC 1123 labels
 // (letters, digits and '-', 1-63 characters, at most 253 in all) and the '_'
 // some schedulers' node names use. A binary file or a stray NUL would

@@ -234,6 +234,10 @@ std::optional<CheckResult> judge_this_host(const Snapshot& s, const std::string&
     return std::nullopt;
   }
   if (s.hostname.empty() || lists_host(s.allocation->hosts, s.hostname)) return std::nullopt;
+  const auto here = [](const HostLookup& l) {
+    return l.result == HostLookup::Result::resolved && loopback_address(l.detail);
+  };
+  if (std::any_of(s.lookups.begin(), s.lookups.end(), here)) return std::nullopt;
   return result(k_allocation, Status::error,
                 fmt::format("{}; this host ({}) is not one of them", message, s.hostname),
                 fmt::format("PBS_JOBID={} is not this node's job: unset PBS_JOBID and "

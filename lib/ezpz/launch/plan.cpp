@@ -59,17 +59,13 @@ bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) 
   return first == "localhost" || (!in.hostname.empty() && first == short_host_name(in.hostname));
 }
 
-bool loopback(std::string_view address) {
-  return address.starts_with("127.") || address == "localhost" || address == "::1";
-}
-
 // Rank 0's address: the first host used. A profile's fixed address wins, except a loopback
 // one (the local profile's) when any rank runs elsewhere (--hostfile without a scheduler):
 // ranks there would rendezvous with themselves.
 std::string master_addr(const std::vector<std::string>& hosts, const PlanInputs& in) {
   const MachineProfile& profile = in.profile;
   const bool only_here = hosts.size() == 1 && rank0_is_here(hosts, in);
-  if (!profile.master_addr.empty() && (only_here || !loopback(profile.master_addr))) {
+  if (!profile.master_addr.empty() && (only_here || !loopback_address(profile.master_addr))) {
     return profile.master_addr;
   }
   if (profile.network_suffix.empty()) return hosts.front();

@@ -2,10 +2,13 @@
 // ezpz::dist::stamp("process_group"): tells `ezpz launch` a start-up phase of this rank is done
 // (lib/ezpz/output/stamp_line.hpp has the line format; `ezpz runs show` the table). One
 // write(2) of "EZPZ_STAMP <phase>\n" to stdout, unbuffered, so the time ezpz-rankenv stamps is
-// the time it happened; the rank's other output is not flushed. Without ezpz-rankenv's
-// records (--output raw, a bare mpiexec) the line stays in the output.
+// the time it happened; the rank's other output is not flushed. Written only where
+// ezpz-rankenv relays records (EZPZ_OUTPUT_RECORDS=1, which it leaves set for its rank), so the
+// line never lands in a program's own output outside ezpz (`ezpz-smoke --probe`'s JSON, a
+// bare mpiexec); a Python program can ask the same.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -14,6 +17,8 @@
 namespace ezpz::dist {
 
 inline void stamp(std::string_view phase) {
+  const char* records = std::getenv("EZPZ_OUTPUT_RECORDS");
+  if (records == nullptr || std::string_view(records) != "1") return;
   std::string line(output::k_stamp_prefix);
   line.append(phase).push_back('\n');
   (void)!::write(STDOUT_FILENO, line.data(), line.size());
