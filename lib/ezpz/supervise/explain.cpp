@@ -6,12 +6,13 @@
 namespace ezpz {
 
 Explanation explain(const ExplainInput& in) {
-  AttemptFacts facts{.exit_status = in.exit_status,
-                     .output = in.output,
-                     .hosts = in.hosts,
-                     .world_size = in.world_size,
-                     // Named, though empty: GCC 12 at -O2 warns (wrongly) it may be used uninitialised.
-                     .previous_death = SignalDeath{}};
+  AttemptFacts facts{
+      .exit_status = in.exit_status,
+      .output = in.output,
+      .hosts = in.hosts,
+      .world_size = in.world_size,
+      // Named, though empty: GCC 12 at -O2 warns (wrongly) it may be used uninitialised.
+      .previous_death = SignalDeath{}};
   Explanation e{
       .classification = classify_attempt(facts, in.patterns), .victims = {}, .innocent = {}};
   for (const FailedRank& rank : e.classification.failed) {
