@@ -1,4 +1,6 @@
 #include <csignal>
+#include <regex>
+#include <string>
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/rank_env.hpp"
@@ -738,6 +740,13 @@ TEST_CASE("the progress pattern tells a start-up hang from a mid-training one", 
   mine.progress_pattern = R"(^batch \d+)";
   CHECK(classify_attempt(mine, {}).ending == Ending::hang);
   CHECK(worth_retrying(Ending::never_started));
+  // A launch does not compile the default: it must compile, and match the forms it names.
+  const std::regex by_default{std::string(k_default_progress)};
+  for (const char* line : {"step=3 loss=1.2", "iter: 10", "epoch=2", "iteration: 7"}) {
+    INFO(line);
+    CHECK(std::regex_search(line, by_default));
+  }
+  CHECK_NOTHROW(check_progress_pattern(std::string(k_default_progress)));
   CHECK_THROWS_WITH(check_progress_pattern("(step"),
                     Catch::StartsWith("--progress-pattern (step: invalid regular expression: "));
 }
