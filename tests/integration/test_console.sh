@@ -53,7 +53,12 @@ run_ezpz rank0_2 runs show --rank 2
 expect_eq "rank0: rank 2's line in the record" "hello from 2" "$out"
 
 # --- a failing rank: its report readable on stderr, and parsed --------------------------
-run_ezpz fails launch --output label -n 2 -- sh -c 'echo "err $RANK" >&2; exit $((RANK * 3))'
+# Rank 1 fails only once rank 0 has written and gone: Hydra kills the other ranks when one exits
+# non-zero, and on a loaded machine rank 0 might not have written its line yet.
+mkdir -p "$scratch/fails.sync"
+run_ezpz fails launch --output label -n 2 -- sh -c 'echo "err $RANK" >&2
+  [ "$RANK" = 0 ] && exec touch "$1/0"
+  until [ -e "$1/0" ]; do sleep 0.01; done; sleep 0.5; exit 3' sh "$scratch/fails.sync"
 expect_eq "fails: exit status" 3 "$rc"
 expect_eq "fails: each rank's stderr line labelled" "[0] err 0
 [1] err 1" "$(grep '^\[' "$scratch/fails.err" | LC_ALL=C sort)"
