@@ -10,6 +10,7 @@
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
+#include "ezpz/output/rank_index.hpp"
 #include "ezpz/output/rank_log.hpp"
 #include "ezpz/profile/machine_profile.hpp"
 #include "ezpz/supervise/explain.hpp"
@@ -95,7 +96,8 @@ CLI::App* setup_runs(CLI::App& app, RunsOptions& o, GlobalOptions& globals) {
       "  ezpz runs explain last --json\n"
       "  ezpz runs explain --machine polaris job.ER\n"
       "Each run's files: "
-      ".ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/{output.log,ranks.log,verdict.json}}\n"
+      ".ezpz/runs/ID/{run.json,plan.json,hostfile,attempt-N/"
+      "{output.log,ranks.idx|ranks.log,verdict.json}}\n"
       "A launch keeps the newest EZPZ_RUNS_KEEP records (50; all: never prune).");
   return cmd;
 }
@@ -107,15 +109,26 @@ std::string absolute(const std::string& dir) {
   return std::filesystem::absolute(dir, ignored).lexically_normal().string();
 }
 
-// The attempt's ranks.log: --attempt's, else the last attempt's that has one.
-std::string ranks_log(const RunsOptions& o, const std::string& run_dir) {
-  const auto path = [&](int attempt) {
-    return fmt::format("{}/attempt-{}/ranks.log", run_dir, attempt);
+// One attempt's per-rank output: ranks.log, or output.log with its ranks.idx (a labelled run).
+std::optional<std::string> rank_output_of(const std::string& attempt_dir, long rank) {
+  if (auto log = sys::read_file_if_present(attempt_dir + "/ranks.log")) {
+    return output::rank_output(*log, rank);
+  }
+  const std::optional<std::string> index = sys::read_file_if_present(attempt_dir + "/ranks.idx");
+  if (!index) return std::nullopt;
+  return output::indexed_rank_output(
+      sys::read_file_if_present(attempt_dir + "/output.log").value_or(""), *index, rank);
+}
+
+// Rank --rank's output in --attempt's record, else in the last attempt's that has one.
+std::string rank_output(const RunsOptions& o, const std::string& run_dir) {
+  const auto attempt_dir = [&](int attempt) {
+    return fmt::format("{}/attempt-{}", run_dir, attempt);
   };
   std::optional<std::string> text =
-      o.attempt ? sys::read_file_if_present(path(*o.attempt)) : std::nullopt;
+      o.attempt ? rank_output_of(attempt_dir(*o.attempt), *o.rank) : std::nullopt;
   for (int attempt = 1; !o.attempt; ++attempt) {
-    std::optional<std::string> next = sys::read_file_if_present(path(attempt));
+    std::optional<std::string> next = rank_output_of(attempt_dir(attempt), *o.rank);
     if (!next) break;
     text = std::move(next);
   }
@@ -127,7 +140,7 @@ std::string ranks_log(const RunsOptions& o, const std::string& run_dir) {
 }
 
 int show_rank(const RunsOptions& o, const std::string& run_dir) {
-  const std::string text = output::rank_output(ranks_log(o, run_dir), *o.rank);
+  const std::string text = rank_output(o, run_dir);
   std::fputs(output::pick_lines(text, o.grep, o.tail).c_str(), stdout);
   return 0;
 }

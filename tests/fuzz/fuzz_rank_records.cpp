@@ -5,7 +5,10 @@
 // point. Oracle: every byte of every rank comes back once, in order per rank; no record is
 // longer than k_record_max; no text holds a '\n'; only records reach the stream. With the first
 // byte odd, the input is fed to the assembler as it is (garbage): it must not crash; and to
-// Open MPI's tag splitter, whole and in chunks: each rank gets the same bytes either way.
+// Open MPI's tag splitter, whole and in chunks: each rank gets the same bytes either way. The
+// labelled console of the lines, with its rank index (ranks.idx, rank_index.hpp), gives each
+// rank's bytes back, and a cut of both (--record-limit) a prefix of them; garbage as an index
+// must not crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ezpz/output/console.hpp"
+#include "ezpz/output/rank_index.hpp"
 #include "ezpz/output/rank_records.hpp"
 
 namespace {
@@ -72,6 +77,20 @@ std::string run_ranks(Script& script, std::map<long, std::string>& wrote) {
   return stream;
 }
 
+// Each rank's bytes back from the labelled console and its index; from a cut of both, a prefix.
+void check_index(const std::string& shown, const std::string& index,
+                 const std::map<long, std::string>& wrote, std::uint32_t state) {
+  const std::string header(ezpz::output::k_rank_index_header);
+  const std::size_t cut = state % (shown.size() + 1);
+  const std::string cut_entries = ezpz::output::cut_index(index, cut);
+  for (const auto& [rank, bytes] : wrote) {
+    check(ezpz::output::indexed_rank_output(shown, header + index, rank) == bytes);
+    const std::string part =
+        ezpz::output::indexed_rank_output(shown.substr(0, cut), header + cut_entries, rank);
+    check(bytes.compare(0, part.size(), part) == 0);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -79,9 +98,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Script script{data + 1, size - 1};
   std::map<long, std::string> wrote;
   std::map<long, std::string> got;
+  ezpz::output::Console console(ezpz::output::ConsoleMode::label);
+  std::string shown;
+  std::string index;
   ezpz::output::RecordAssembler assembler([&](const RankLine& line) {
     check(line.text.find('\n') == std::string_view::npos);
     got[line.rank].append(line.text).append(line.complete ? "\n" : "");
+    const std::size_t before = shown.size();
+    console.line(line, ezpz::output::Millis(0), shown);
+    ezpz::output::append_index_entry(index, line, shown.size() - before);
   });
   const bool garbage = data[0] % 2 == 1;
   const std::string stream = garbage ? std::string(script.take(size)) : run_ranks(script, wrote);
@@ -113,9 +138,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     many.finish();
     check(whole == chunked);
+    const std::string header(ezpz::output::k_rank_index_header);
+    ezpz::output::indexed_rank_output(stream, header + stream, 0);
     return 0;
   }
   std::erase_if(wrote, [](const auto& entry) { return entry.second.empty(); });
   check(got == wrote);
+  check_index(shown, index, wrote, state);
   return 0;
 }

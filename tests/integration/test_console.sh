@@ -18,11 +18,19 @@ check_labelled "$lines" -n 4
 run_id=$(ls "$scratch/runs")
 expect_true "label: output.log is the console as shown" \
   cmp -s "$scratch/label.out" "$scratch/runs/$run_id/attempt-1/output.log"
+expect_eq "label: the output recorded once, with an index (no ranks.log)" "output.log ranks.idx" \
+  "$(cd "$scratch/runs/$run_id/attempt-1" && echo output.log ranks.*)"
 
 # --- runs show --grep, --tail -----------------------------------------------------------
 run_ezpz grep runs show last --rank 2 --grep "seq 19" --tail 3
 expect_eq "runs show --grep --tail: the last 3 matching lines" \
   "$(grep 'seq 19' "$scratch/expected.2" | tail -n 3)" "$out"
+
+# --- label with --record-limit: the rank's output as far as the record goes --------------
+run_ezpz limited launch --output label --record-limit 18 -n 1 -- sh -c 'echo first; echo second'
+run_ezpz limited_show runs show last --rank 0
+expect_eq "--record-limit: rank 0's output, cut where output.log was" "first
+seco" "$out"
 
 # --- dedup: identical lines once, with their ranks ---------------------------------------
 # A barrier first, so the ranks print within the window (150 ms) of each other; on a machine

@@ -1,5 +1,6 @@
 // lib/ezpz/sys/executor.cpp against real processes and real signals: no mocks. Every scratch
 // file lives in a fresh mkdtemp directory.
+#include "ezpz/output/rank_index.hpp"
 #include "ezpz/sys/executor.hpp"
 
 #include <fcntl.h>
@@ -506,7 +507,7 @@ TEST_CASE("captured output still reaches ezpz's stdout and stderr, and the recor
 
 // Issue 18: with a console mode, rank records (as ezpz-rankenv writes them) are shown whole and
 // labelled, the launcher's own lines as they came; output.log holds the console as shown,
-// ranks.log every rank's lines as records, and the tail (the verdict's) the lines as the ranks
+// ranks.idx whose each line is, and the tail (the verdict's) the lines as the ranks
 // wrote them, so failure reports still parse.
 TEST_CASE("with a console mode, rank records are re-assembled, labelled and recorded per rank",
           "[executor][capture]") {
@@ -531,8 +532,30 @@ TEST_CASE("with a console mode, rank records are re-assembled, labelled and reco
   CHECK(out == "[0] one\n[0] three\n[1] two\n");  // a line is shown once whole
   CHECK(err == "ezpz-rankenv: rank 1 exited\n");
   CHECK(read_text_file(record) == out + err);
-  CHECK(read_text_file(dir.file("ranks.log")) == "0: one\n0: three\n1: two\n");
+  // Labelled, output.log has every rank's every line: ranks.idx says whose, no ranks.log.
+  CHECK_FALSE(fs::exists(dir.file("ranks.log")));
+  const std::string index = read_text_file(dir.file("ranks.idx"));
+  CHECK(ezpz::output::indexed_rank_output(out + err, index, 0) == "one\nthree\n");
+  CHECK(ezpz::output::indexed_rank_output(out + err, index, 1) == "two\n");
   CHECK(outcome.output_tail == "one\nthree\ntwo\nezpz-rankenv: rank 1 exited\n");
+}
+
+// Where the console does not show every rank's line (rank0, dedup), ranks.log keeps them all.
+TEST_CASE("with rank0 on the console, ranks.log keeps every rank's lines as records",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string record = dir.file("output.log");
+  ProcessOptions options = capturing(record);
+  options.console = ezpz::output::ConsoleMode::rank0;
+  {
+    CapturedFd out_file(dir, "out", STDOUT_FILENO);
+    ProcessExecutor(base_env(), options)
+        .run_for_outcome(
+            shell("printf '0: one\\n1+ tw\\n'; sleep 0.1; printf '1+ o\\n0: three\\n1: \\n'"));
+    CHECK(read_text_file(out_file.path()) == "one\nthree\n");
+  }
+  CHECK(read_text_file(dir.file("ranks.log")) == "0: one\n0: three\n1: two\n");
+  CHECK_FALSE(fs::exists(dir.file("ranks.idx")));
 }
 
 TEST_CASE("the outcome keeps the end of a long output", "[executor][capture]") {

@@ -109,6 +109,7 @@ class Console {
   void tick(Millis now, std::string& out) { dedup_.tick(now, out); }
   void finish(std::string& out) { dedup_.finish(out); }
   std::optional<Millis> due() const { return dedup_.due(); }
+  ConsoleMode mode() const { return mode_; }
   const Deduplicator& deduplicator() const { return dedup_; }
 
  private:

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/output/rank_index.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -58,14 +59,16 @@ struct OutputPump::Stream {
   void take(const output::RankLine& line) {
     if (line.control) return take_stamp(line);
     text_seen = true;
+    const std::size_t shown_before = shown.size();
     console.line(line, now, shown);
+    if (keep == Keep::index) output::append_index_entry(ranked, line, shown.size() - shown_before);
     decoded.append(line.text);
     if (line.complete) decoded += '\n';
     if (line.rank < 0) {  // not a record: the launcher's own line (or ezpz-rankenv's report)
       launcher.append(line.text);
       if (line.complete) launcher += '\n';
     }
-    if (line.rank >= 0 && keep_ranks) keep_rank_line(line);
+    if (line.rank >= 0 && keep == Keep::records) keep_rank_line(line);
   }
 
   // A start-up stamp: kept for the verdict, never shown; a malformed one is dropped.
@@ -94,14 +97,16 @@ struct OutputPump::Stream {
   output::Millis now{0};
   output::Millis last_read{0};
   bool flushed = true;      // the assembler's partial lines since the last read were handed on
-  bool keep_ranks = false;  // ranks.log is written
+  // What is kept of each rank's lines beside output.log: nothing; ranks.log, the lines as
+  // records; or, where output.log labels every rank's every line, ranks.idx, whose line is whose.
+  enum class Keep { none, records, index } keep = Keep::none;
   bool text_seen = false;   // a line that was not a stamp
   std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
   std::vector<output::Stamp> stamps;  // start-up stamps, as they came
   std::string shown;        // what the console shows
   std::string decoded;      // the lines as the ranks wrote them: the tail's
   std::string launcher;     // the lines that were not records: the watcher's, the launcher tail's
-  std::string ranked;       // ranks.log's records
+  std::string ranked;       // ranks.log's records, or ranks.idx's entries
   const std::function<void(std::string_view)> append_ranked = [this](std::string_view record) {
     ranked.append(record);
   };
@@ -133,7 +138,7 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
 
 void OutputPump::record_to(const std::string& record_path) {
   if (record_path.empty()) return;
-  if (pipes_[0].records) open_ranks_record(record_path);
+  if (pipes_[0].records) open_ranks_record(record_path, pipes_[0].records->console.mode());
   // Read back too: with splice, the output's tail is read from the record.
   record_fd_ = ::open(record_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (record_fd_ < 0) {  // a record is never worth refusing the job for
@@ -156,15 +161,22 @@ OutputPump::~OutputPump() {
   close_fd(ranks_fd_);
 }
 
-// ranks.log, beside output.log: unlike the console, it has every rank's every line.
-void OutputPump::open_ranks_record(const std::string& record_path) {
-  const std::string path = record_path.substr(0, record_path.rfind('/') + 1) + "ranks.log";
+// Beside output.log, what `ezpz runs show --rank` reads: where the console labels every rank's
+// every line, output.log has them all and ranks.idx says whose each is (one copy of the output,
+// not two); else ranks.log, every rank's every line as records.
+void OutputPump::open_ranks_record(const std::string& record_path, output::ConsoleMode mode) {
+  const bool indexed = mode == output::ConsoleMode::label || mode == output::ConsoleMode::raw;
+  const std::string path =
+      record_path.substr(0, record_path.rfind('/') + 1) + (indexed ? "ranks.idx" : "ranks.log");
   ranks_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (ranks_fd_ < 0) {
     fmt::print(stderr, "ezpz: warning: {}: {}; the ranks' lines are not recorded\n", path,
                std::strerror(errno));
+    return;
   }
-  for (Pipe& pipe : pipes_) pipe.records->keep_ranks = ranks_fd_ >= 0;
+  if (indexed) write_all(ranks_fd_, output::k_rank_index_header);
+  for (Pipe& pipe : pipes_)
+    pipe.records->keep = indexed ? Stream::Keep::index : Stream::Keep::records;
 }
 
 void OutputPump::take_records(Pipe& pipe, std::string_view data) {
@@ -187,23 +199,9 @@ void OutputPump::end_records(Pipe& pipe) {
 // ranks.log, the tail and the stderr watcher (the lines as the ranks wrote them).
 void OutputPump::show(Pipe& pipe) {
   Stream& stream = *pipe.records;
-  if (!stream.shown.empty()) {
-    if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, stream.shown)) lost_destination(pipe);
-    if (record_fd_ >= 0) {
-      const std::size_t room = record_room(stream.shown.size());
-      if (!write_all(record_fd_, std::string_view(stream.shown).substr(0, room)))
-        record_failed(errno);
-      recorded_ += room;
-      if (room < stream.shown.size() && record_fd_ >= 0) record_full();
-    }
-    stream.shown.clear();
-  }
-  if (!stream.ranked.empty() && ranks_fd_ >= 0) {
-    // Past --record-limit, ranks.log stops too (output.log says so).
-    if (record_limit_ == 0 || ranks_recorded_ < record_limit_) write_all(ranks_fd_, stream.ranked);
-    ranks_recorded_ += stream.ranked.size();
-  }
-  stream.ranked.clear();
+  const bool recording = record_fd_ >= 0;  // before this batch: it may fill the record
+  const std::size_t taken = show_console(pipe);
+  keep_ranked(stream, recording, taken);
   keep_tail(stream.decoded);
   keep_bounded(launcher_tail_, stream.launcher);
   // A rank's own line never trips the watcher: "ssh: connect to host github.com ..." printed by
@@ -211,6 +209,38 @@ void OutputPump::show(Pipe& pipe) {
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(stream.launcher);
   stream.decoded.clear();
   stream.launcher.clear();
+}
+
+// The console's new lines, to ezpz's stdout or stderr and to output.log; returns how many bytes
+// of them output.log took (fewer at --record-limit).
+std::size_t OutputPump::show_console(Pipe& pipe) {
+  std::string& shown = pipe.records->shown;
+  if (shown.empty()) return 0;
+  if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, shown)) lost_destination(pipe);
+  std::size_t taken = 0;
+  if (record_fd_ >= 0) {
+    taken = record_room(shown.size());
+    if (!write_all(record_fd_, std::string_view(shown).substr(0, taken))) record_failed(errno);
+    recorded_ += taken;
+    if (taken < shown.size() && record_fd_ >= 0) record_full();
+  }
+  shown.clear();
+  return taken;
+}
+
+// ranks.idx's entries of what output.log took (all, or up to --record-limit); ranks.log's
+// records until --record-limit (output.log says where it stopped).
+void OutputPump::keep_ranked(Stream& stream, bool recording, std::size_t taken) {
+  if (!stream.ranked.empty() && ranks_fd_ >= 0) {
+    if (stream.keep == Stream::Keep::index) {
+      if (recording && record_fd_ < 0) stream.ranked = output::cut_index(stream.ranked, taken);
+      if (recording) write_all(ranks_fd_, stream.ranked);
+    } else if (record_limit_ == 0 || ranks_recorded_ < record_limit_) {
+      write_all(ranks_fd_, stream.ranked);
+    }
+    ranks_recorded_ += stream.ranked.size();
+  }
+  stream.ranked.clear();
 }
 
 std::optional<std::chrono::milliseconds> OutputPump::due_in() const {

@@ -91,10 +91,12 @@ class OutputPump {
     int passed_to = -1;  // ezpz's own stdout or stderr; -1 once it has gone (EPIPE)
     std::unique_ptr<Stream> records;
   };
-  void open_ranks_record(const std::string& record_path);
+  void open_ranks_record(const std::string& record_path, output::ConsoleMode mode);
   void take_records(Pipe& pipe, std::string_view data);
   void end_records(Pipe& pipe);
   void show(Pipe& pipe);
+  std::size_t show_console(Pipe& pipe);
+  void keep_ranked(Stream& stream, bool recording, std::size_t taken);
   std::size_t read_once(Pipe& pipe);
   std::size_t splice_once(Pipe& pipe);
   void pass_on(Pipe& pipe, std::size_t count);
@@ -130,7 +132,7 @@ class OutputPump {
   std::uint64_t recorded_ = 0;
   bool stdout_closed_ = false;
   bool output_seen_ = false;  // without records: a byte moved
-  int ranks_fd_ = -1;  // ranks.log: every rank's lines, as records
+  int ranks_fd_ = -1;         // ranks.log (every rank's lines, as records) or ranks.idx
   std::uint64_t ranks_recorded_ = 0;
 };
 

@@ -1,0 +1,103 @@
+#include "ezpz/output/rank_index.hpp"
+
+#include <optional>
+
+#include "ezpz/output/console.hpp"
+
+namespace ezpz::output {
+namespace {
+
+constexpr unsigned k_line_ends = 1;
+constexpr unsigned k_carriage_return = 2;
+
+void append_varint(std::string& out, std::size_t value) {
+  for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7f) | 0x80);
+  out += static_cast<char>(value);
+}
+
+// Reads one varint off the front of `in`; nullopt when it is cut short or too long.
+std::optional<std::size_t> take_varint(std::string_view& in) {
+  std::size_t value = 0;
+  for (unsigned shift = 0; shift < 64 && !in.empty(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(in.front());
+    in.remove_prefix(1);
+    value |= static_cast<std::size_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) return value;
+  }
+  return std::nullopt;
+}
+
+struct Entry {
+  long rank;  // -1: the launcher's
+  unsigned flags;
+  std::size_t length;
+};
+
+std::optional<Entry> take_entry(std::string_view& in) {
+  const auto rank = take_varint(in);
+  if (!rank || in.empty()) return std::nullopt;
+  const auto flags = static_cast<unsigned char>(in.front());
+  in.remove_prefix(1);
+  const auto length = take_varint(in);
+  if (!length) return std::nullopt;
+  return Entry{.rank = static_cast<long>(*rank) - 1, .flags = flags, .length = *length};
+}
+
+void append_entry(std::string& out, const Entry& entry) {
+  append_varint(out, static_cast<std::size_t>(entry.rank + 1));
+  out += static_cast<char>(entry.flags);
+  append_varint(out, entry.length);
+}
+
+// The rank's bytes of its console line, `label` then its text then "\n" (cut short at the
+// log's end, possibly).
+void append_rank_text(std::string_view shown, std::string_view label, unsigned flags,
+                      std::string& out) {
+  if (!shown.starts_with(label)) return;  // not this index's log
+  shown.remove_prefix(label.size());
+  const bool whole = shown.ends_with('\n');
+  if (whole) shown.remove_suffix(1);
+  out.append(shown);
+  if (!whole) return;
+  if (flags & k_carriage_return) out += '\r';
+  if (flags & k_line_ends) out += '\n';
+}
+
+}  // namespace
+
+void append_index_entry(std::string& index, const RankLine& line, std::size_t length) {
+  unsigned flags = line.complete ? k_line_ends : 0;
+  if (!line.text.empty() && line.text.back() == '\r') flags |= k_carriage_return;
+  append_entry(index, Entry{.rank = line.rank, .flags = flags, .length = length});
+}
+
+std::string cut_index(std::string_view entries, std::size_t length) {
+  std::string kept;
+  while (length > 0) {
+    std::optional<Entry> entry = take_entry(entries);
+    if (!entry) break;
+    if (entry->length > length) entry = Entry{.rank = entry->rank, .flags = 0, .length = length};
+    append_entry(kept, *entry);
+    length -= entry->length;
+  }
+  return kept;
+}
+
+std::string indexed_rank_output(std::string_view output_log, std::string_view index, long rank) {
+  std::string text;
+  if (!index.starts_with(k_rank_index_header)) return text;
+  index.remove_prefix(k_rank_index_header.size());
+  std::string label = "[";
+  append_number(label, rank);
+  label += "] ";
+  while (!output_log.empty()) {
+    const std::optional<Entry> entry = take_entry(index);
+    if (!entry) break;
+    const std::string_view shown = output_log.substr(0, entry->length);
+    output_log.remove_prefix(shown.size());
+    if (entry->rank == rank) append_rank_text(shown, label, entry->flags, text);
+  }
+  return text;
+}
+
+}  // namespace ezpz::output
