@@ -79,27 +79,7 @@ launch_env() { clean_env env -u MASTER_PORT -u EZPZ_MACHINE "${pbs_env[@]}" "$@"
 run_ezpz pbs EZPZ_OUTPUT=label SLOW_RANK=2 -v launch --ppn 1 -- \
   "$EZPZ_SRC/tests/fixtures/sh/startup_slow.sh"
 expect_eq "pbs: exit status" 0 "$rc"
-id=$(sed -n 's/^ezpz: run id: //p' <<<"$err")
-run_ezpz pbs-show runs show "$id"
-expect_eq "pbs: exec, first_output and ready for all 4 ranks" "exec 4
-first_output 4
-ready 4" "$(sed -n 's/^  \([a-z_]*\) \+\([0-9]\+\) .*/\1 \2/p' <<<"$out")"
-expect_match "pbs: ready's slowest is rank 2, on n03" \
-  "^  ready +4( +[0-9]+\.[0-9]{3}){4}  \[.{10}\]  rank 2 on n03\$" "$(grep '^  ready ' <<<"$out")"
-expect_match "pbs: the slowest ranks, with their hosts" \
-  "^slowest to ready: rank 2 on n03 \(1\.[0-9]{3} s\), rank [013] on n0[124] \([0-9.]+ s\), rank [013] on n0[124] \([0-9.]+ s\)\$" \
-  "$(grep '^slowest to' <<<"$out")"
-expect_match "pbs: the slowest host" "^slowest host: n03 \(1\.[0-9]{3} s to ready\)\$" \
-  "$(grep '^slowest host' <<<"$out")"
-hosts='import json, sys
-for r in json.load(open(sys.argv[1]))["startup"]["ranks"]:
-    print(r["rank"], r["host"], sorted(r["phases"]))'
-expect_eq "pbs: verdict.json: each rank's host, from the launcher" \
-  "0 n01 ['exec', 'first_output', 'ready']
-1 n02 ['exec', 'first_output', 'ready']
-2 n03 ['exec', 'first_output', 'ready']
-3 n04 ['exec', 'first_output', 'ready']" \
-  "$("$python" -c "$hosts" "$scratch/runs/$id/attempt-1/verdict.json")"
 [ "$rc" == 0 ] || sed 's/^/  pbs: /' "$scratch/pbs.err" >&2
+expect_slow_rank_2 pbs "$(sed -n 's/^ezpz: run id: //p' <<<"$err")"
 
 finish
