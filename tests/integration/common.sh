@@ -263,6 +263,16 @@ require_trainer() {
   fi
 }
 
+# only_path PROGRAM...: a PATH of the pinned MPI programs and PROGRAMs alone (links in
+# $scratch/only-PROGRAM...), e.g. to give ezpz one native stack tool and not the other.
+only_path() {
+  local dir program
+  dir="$scratch/only-$(IFS=-; echo "$*")"
+  mkdir -p "$dir"
+  for program in "$@"; do ln -sf "$(command -v "$program")" "$dir/$program"; done
+  echo "$mpi_bin:$dir"
+}
+
 # expect_slow_rank_2 NAME ID: run ID ran tests/fixtures/sh/startup_slow.sh with SLOW_RANK=2, one
 # rank on each of n01..n04. `ezpz runs show ID` must list all three phases for the four ranks,
 # name rank 2 on n03 as the slowest to "ready" and n03 as the slowest host, and verdict.json
