@@ -181,6 +181,12 @@ class Trainer {
     for (torch::Tensor& p : model_->parameters()) p.mutable_grad().add_(1e-3);
   }
 
+  // Test-only: this rank sleeps (in libc, so its stack ends here) until it is killed, as a
+  // hung rank would, while the others wait for it in the gradient all-reduce.
+  [[gnu::noinline]] static void straggle() {
+    for (;;) ::sleep(3600);
+  }
+
   double lap(Clock::time_point& mark) const {
     wait_for_device(d_.device);
     auto now = Clock::now();
@@ -206,6 +212,7 @@ StepRecord Trainer::step(int index) {
   torch::Tensor logits = model_->forward(x);
   torch::Tensor loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels);
   r.forward_s = lap(mark);
+  if (index == 1 && d_.rank == o_.hang_rank) straggle();
   sync_.begin_step(loss);
   loss.backward();
   r.backward_s = lap(mark);

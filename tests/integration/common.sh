@@ -263,6 +263,43 @@ require_trainer() {
   fi
 }
 
+# only_path PROGRAM...: a PATH of the pinned MPI programs and PROGRAMs alone (links in
+# $scratch/only-PROGRAM...), e.g. to give ezpz one native stack tool and not the other.
+only_path() {
+  local dir program
+  dir="$scratch/only-$(IFS=-; echo "$*")"
+  mkdir -p "$dir"
+  for program in "$@"; do ln -sf "$(command -v "$program")" "$dir/$program"; done
+  echo "$mpi_bin:$dir"
+}
+
+# expect_slow_rank_2 NAME ID: run ID ran tests/fixtures/sh/startup_slow.sh with SLOW_RANK=2, one
+# rank on each of n01..n04. `ezpz runs show ID` must list all three phases for the four ranks,
+# name rank 2 on n03 as the slowest to "ready" and n03 as the slowest host, and verdict.json
+# must give each rank its own host.
+expect_slow_rank_2() {
+  local name=$1 id=$2 hosts
+  run_ezpz "$name-show" runs show "$id"
+  expect_eq "$name: exec, first_output and ready for all 4 ranks" "exec 4
+first_output 4
+ready 4" "$(sed -n 's/^  \([a-z_]*\) \+\([0-9]\+\) .*/\1 \2/p' <<<"$out")"
+  expect_match "$name: exec: every rank on its own host" \
+    "^  exec +4( +[0-9]+\.[0-9]{3}){4}  \[.{10}\]  rank [0-3] on n0[1-4]\$" "$(grep '^  exec ' <<<"$out")"
+  expect_match "$name: ready's slowest is rank 2, on n03" \
+    "^  ready +4( +[0-9]+\.[0-9]{3}){4}  \[.{10}\]  rank 2 on n03\$" "$(grep '^  ready ' <<<"$out")"
+  expect_match "$name: the slowest ranks, with their hosts" \
+    "^slowest to ready: rank 2 on n03 \(1\.[0-9]{3} s\)(, rank [013] on n0[124] \([0-9.]+ s\)){2}\$" \
+    "$(grep '^slowest to' <<<"$out")"
+  expect_match "$name: the slowest host" "^slowest host: n03 \(1\.[0-9]{3} s to ready\)\$" \
+    "$(grep '^slowest host' <<<"$out")"
+  hosts='import json, sys
+for r in json.load(open(sys.argv[1]))["startup"]["ranks"]:
+    print(r["rank"], r["host"], " ".join(sorted(r["phases"])))'
+  expect_eq "$name: verdict.json: each rank's host, from the launcher" \
+    "$(for r in 0 1 2 3; do echo "$r n0$((r + 1)) exec first_output ready"; done)" \
+    "$(/usr/bin/python3 -c "$hosts" "$scratch/runs/$id/attempt-1/verdict.json" 2>&1)"
+}
+
 # start_fake_pbs_job [NHOSTS]: makes n01..nNN (default 2) resolve (to
 # 127.0.0.2, .3, ..., in /etc/hosts until the test exits) and sets pbs_env and
 # nodefile: the environment PBS gives a job of NHOSTS hosts x 2 slots. Exits

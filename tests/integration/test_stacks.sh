@@ -5,8 +5,8 @@
 # stacks through the launcher before stopping the job, keeps them in the run record and
 # prints a summary that names the odd rank and its line: under local MPICH and a simulated
 # two-node PBS job. On demand (SIGQUIT to ezpz, `ezpz stacks RUN_ID`) the job runs on. A
-# native program hung the same way (tests/fixtures/native/hang.c) gets gdb's stacks. The
-# real Slurm cluster's case is in test_stacks_slurm.sh.
+# native program hung the same way (tests/fixtures/native/hang.c) gets eu-stack's or gdb's
+# stacks. The real Slurm cluster's case is in test_stacks_slurm.sh.
 source "$(dirname "$0")/common.sh"
 announce_passes
 
@@ -74,21 +74,47 @@ echo 'print("user sitecustomize ran")' >"$scratch/site/sitecustomize.py"
 run_ezpz site PYTHONPATH="$scratch/site" launch -n 1 -- "$python" -c 'print("rank ran")'
 expect_eq "hook: the user's sitecustomize still runs" $'user sitecustomize ran\nrank ran' "$out"
 
-# --- A native program hung the same way: gdb's stacks -----------------------------------
-if command -v gdb >/dev/null && command -v cc >/dev/null; then
+# --- A native program hung the same way: eu-stack's stacks, and gdb's -------------------
+# Each tool alone on PATH (with the pinned MPI programs): eu-stack, the faster, is taken first.
+if command -v cc >/dev/null; then
   cc -g -O0 -o "$scratch/hang" "$EZPZ_SRC/tests/fixtures/native/hang.c"
-  run_ezpz native HANG_RANK=1 launch -n 3 --idle-timeout 3 -- "$scratch/hang"
-  expect_eq "native: exit status 124" 124 "$rc"
   source_line() { grep -n "$1" "$EZPZ_SRC/tests/fixtures/native/hang.c" | cut -d: -f1; }
-  expect_eq "native: the summary" \
-    "ranks 0,2: in wait_for_peers (hang.c:$(source_line 'pause()'))
+  for tool in eu-stack gdb; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "skipped: the native case with $tool (not installed)"
+      continue
+    fi
+    launch_env() { clean_env env -u MASTER_PORT PATH="$(only_path "$tool")" "$@"; }
+    run_ezpz "native-$tool" HANG_RANK=1 launch -n 3 --idle-timeout 3 -- "$scratch/hang"
+    expect_eq "native, $tool: exit status 124" 124 "$rc"
+    expect_eq "native, $tool: the summary" \
+      "ranks 0,2: in wait_for_peers (hang.c:$(source_line 'pause()'))
 rank 1: in straggle (hang.c:$(source_line 'sleep(seconds)'))" "$(summary_of "$err")"
-  expect_match "native: rank-1.txt holds gdb's stacks" "native stacks \\(gdb\\)\$" \
-    "$(head -1 "$(stacks_dir "$err")/rank-1.txt")"
+    expect_match "native, $tool: rank-1.txt holds $tool's stacks" "native stacks \\($tool\\)\$" \
+      "$(head -1 "$(stacks_dir "$err")/rank-1.txt")"
+  done
+  # Neither tool on PATH: every native rank says why it has no stack.
+  launch_env() { clean_env env -u MASTER_PORT PATH="$mpi_bin" "$@"; }
+  run_ezpz no-tools HANG_RANK=1 launch -n 2 --idle-timeout 3 -- "$scratch/hang"
+  expect_eq "no tool: still 124" 124 "$rc"
+  expect_eq "no tool: the summary" "ranks 0-1: no stack" "$(summary_of "$err")"
+  expect_match "no tool: rank-0.txt says why" \
+    "^# rank 0 \\(pid [0-9]+\\) on $(hostname -s): no stack: no Python hook in it and neither eu-stack nor gdb on PATH\$" \
+    "$(cat "$(stacks_dir "$err")/rank-0.txt" 2>&1)"
+  # A rank the tool cannot attach to (a debugger already traces it: the same failure as where
+  # ptrace is forbidden): its file keeps the tool's own words, the summary says no stack.
+  if command -v eu-stack >/dev/null || command -v gdb >/dev/null; then
+    launch_env() { clean_env env -u MASTER_PORT "$@"; }
+    run_ezpz traced HANG_RANK=1 HANG_TRACED=1 launch -n 2 --idle-timeout 3 -- "$scratch/hang"
+    expect_eq "traced: still 124" 124 "$rc"
+    expect_eq "traced: the summary" "ranks 0-1: no stack" "$(summary_of "$err")"
+    expect_true "traced: rank-0.txt says why" \
+      grep -q 'Operation not permitted' "$(stacks_dir "$err")/rank-0.txt"
+  fi
   # The capture plans its own launch, as `ezpz kill --all-nodes` does: with no mpiexec on PATH
   # (the job's named by --launcher-program) it fails, and says so, and the job is still stopped.
   mkdir -p "$scratch/no-mpi"
-  ln -s "$(command -v gdb)" "$scratch/no-mpi/gdb"
+  ln -s "$(command -v gdb || command -v eu-stack)" "$scratch/no-mpi/gdb"
   launch_env() { clean_env env -u MASTER_PORT PATH="$scratch/no-mpi" "$@"; }
   run_ezpz no-mpi HANG_RANK=1 launch --launcher-program "$(command -v mpiexec.hydra)" -n 2 \
     --idle-timeout 3 -- "$scratch/hang"
@@ -98,7 +124,7 @@ rank 1: in straggle (hang.c:$(source_line 'sleep(seconds)'))" "$(summary_of "$er
     "$(grep '^ezpz: warning: stacks' <<<"$err")"
   launch_env() { clean_env env -u MASTER_PORT "$@"; }
 else
-  echo "skipped: the native case (no gdb or no cc)"
+  echo "skipped: the native case (no cc)"
 fi
 
 # --- A simulated two-node PBS job: each node's ranks through the launcher --------------

@@ -3,6 +3,9 @@
 # under local MPICH prints "EZPZ_STAMP <phase>" lines; ezpz-rankenv stamps exec and
 # first_output itself. The console never shows the stamps (malformed ones it shows as
 # printed), `ezpz runs show` prints every phase for every rank, and verdict.json holds them.
+# Under a simulated four-node PBS job, each rank's stamps carry its host, and the table names
+# the slowest rank's host and the slowest host. The real Slurm cluster's case is in
+# test_startup_slurm.sh.
 source "$(dirname "$0")/common.sh"
 announce_passes
 
@@ -67,5 +70,16 @@ expect_eq "raw: the stamp lines stay in the output" 2 "$(grep -c '^EZPZ_STAMP fi
 id=$(sed -n 's/^ezpz: run id: //p' <<<"$err")
 run_ezpz raw-show runs show "$id"
 expect_eq "raw: runs show has no start-up table" "" "$(grep '^start-up' <<<"$out")"
+
+# --- A simulated four-node PBS job: each rank's stamps carry its own host -------------------
+# One rank per host (n01..n04, Hydra's fork launcher); rank 2, on n03, reaches its "ready" a
+# second after the others (tests/fixtures/sh/startup_slow.sh): the table names it and its host.
+start_fake_pbs_job 4
+launch_env() { clean_env env -u MASTER_PORT -u EZPZ_MACHINE "${pbs_env[@]}" "$@"; }
+run_ezpz pbs EZPZ_OUTPUT=label SLOW_RANK=2 -v launch --ppn 1 -- \
+  "$EZPZ_SRC/tests/fixtures/sh/startup_slow.sh"
+expect_eq "pbs: exit status" 0 "$rc"
+[ "$rc" == 0 ] || sed 's/^/  pbs: /' "$scratch/pbs.err" >&2
+expect_slow_rank_2 pbs "$(sed -n 's/^ezpz: run id: //p' <<<"$err")"
 
 finish

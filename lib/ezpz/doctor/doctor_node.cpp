@@ -390,7 +390,8 @@ CheckResult check_tracking(const Snapshot& s, const Derived&) {
 
 // ---- stacks -------------------------------------------------------------------
 
-// Python ranks print their own stacks (ezpz's faulthandler hook); native ones need gdb.
+// Python ranks print their own stacks (ezpz's faulthandler hook); native ones need eu-stack or
+// gdb.
 CheckResult check_stacks(const Snapshot& s, const Derived&) {
   constexpr std::string_view k_stacks = "stacks";
   if (s.native_stack_tool) {
@@ -399,8 +400,10 @@ CheckResult check_stacks(const Snapshot& s, const Derived&) {
                               *s.native_stack_tool));
   }
   return result(k_stacks, Status::warn,
-                "no gdb on PATH: hung native ranks get no stacks (Python ranks still do)",
-                "install gdb (Debian: apt-get install gdb)");
+                "neither eu-stack nor gdb on PATH: hung native ranks get no stacks (Python ranks "
+                "still do)",
+                "install elfutils (eu-stack, the faster) or gdb (Debian: apt-get install "
+                "elfutils)");
 }
 
 }  // namespace ezpz::doctor

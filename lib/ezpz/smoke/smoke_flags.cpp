@@ -25,7 +25,7 @@ struct Flag {
 };
 
 // The one table of the trainer's flags, in the order --help lists them.
-const std::array<Flag, 17> k_flags = {{
+const std::array<Flag, 18> k_flags = {{
     {"--model", &SmokeOptions::model, "Preset: debug, s, m, l, xl (default: 784-512-256-128-10)"},
     {"--layers", &SmokeOptions::layers, "Hidden layer sizes, e.g. 512,256,128"},
     {"--batch-size", &SmokeOptions::batch_size, "Samples per rank per step (default 128)"},
@@ -51,6 +51,8 @@ const std::array<Flag, 17> k_flags = {{
     {"--probe", &SmokeOptions::probe, "Print what this libtorch can use as JSON and exit", false},
     // Test-only: proves the parameter check catches ranks that drift apart.
     {"--perturb-rank", &SmokeOptions::perturb_rank, ""},
+    // Test-only: a hung rank for `ezpz stacks` to find (tests/integration/test_stacks_smoke.sh).
+    {"--hang-rank", &SmokeOptions::hang_rank, ""},
 }};
 
 // What a number flag expects, said as ezpz's own count options say it (CLI11's own

@@ -36,6 +36,7 @@ struct SmokeOptions {
   bool no_collectives = false;    // train only
   double sweep_max_mb = 4;        // the collectives' largest message
   int perturb_rank = -1;  // test-only: this rank's gradients are nudged so parameters diverge
+  int hang_rank = -1;     // test-only: this rank sleeps before its first gradient all-reduce
   std::chrono::steady_clock::time_point started;       // process start, for time-to-first-step
   std::chrono::steady_clock::time_point main_entered;  // after libtorch's static initialisers
 };

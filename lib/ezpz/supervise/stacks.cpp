@@ -31,6 +31,12 @@ constexpr std::array<std::string_view, 1> k_python_wrapper_files = {
 };
 constexpr std::array<std::string_view, 4> k_native_waiting_libraries = {"libc.so", "libpthread.so",
                                                                         "ld-linux", "libstdc++.so"};
+// glibc's sources, as its debug information names them ("../sysdeps/posix/sleep.c",
+// "./nptl/futex-internal.c"): one "./" or "../" and a directory of glibc's tree. A program's own
+// sources may be relative too ("../../apps/smoke/trainer.cpp", built with ccache's base_dir).
+constexpr std::array<std::string_view, 12> k_libc_source_dirs = {
+    "sysdeps/", "nptl/",   "csu/",    "posix/",  "misc/",   "io/",
+    "libio/",   "signal/", "socket/", "stdlib/", "string/", "time/"};
 
 // --- faulthandler: '  File "PATH", line N in FUNCTION' under "... (most recent call first):".
 using Thread = std::vector<Frame>;
@@ -99,9 +105,17 @@ NativeFrame native_frame(std::string_view line) {
   return frame;
 }
 
+bool libc_source(std::string_view source) {
+  const std::size_t dots = starts_with(source, "./") ? 2 : starts_with(source, "../") ? 3 : 0;
+  if (dots == 0) return false;
+  source.remove_prefix(dots);
+  return std::any_of(k_libc_source_dirs.begin(), k_libc_source_dirs.end(),
+                     [&](std::string_view dir) { return starts_with(source, dir); });
+}
+
 bool native_waiting(const NativeFrame& f) {
   const std::string_view library = last_component(f.library);
-  return f.function == "??" || starts_with(f.source, "./") || starts_with(f.source, "../") ||
+  return f.function.empty() || f.function == "??" || libc_source(f.source) ||
          std::any_of(k_native_waiting_libraries.begin(), k_native_waiting_libraries.end(),
                      [&](std::string_view name) { return starts_with(library, name); });
 }
@@ -120,11 +134,81 @@ std::vector<std::string_view> main_thread_lines(std::string_view text) {
   return one.empty() ? first : one;
 }
 
+// gdb's main thread, frame by frame.
+std::vector<NativeFrame> gdb_main_thread(std::string_view text) {
+  std::vector<NativeFrame> frames;
+  for (std::string_view line : main_thread_lines(text)) frames.push_back(native_frame(line));
+  return frames;
+}
+
+// --- eu-stack -i -s -m: "PID P - process", "TID T:", then "#K  0xADDR [FUNCTION] - MODULE",
+// followed by "    FILE:LINE:COLUMN" where the module has debug information.
+NativeFrame eu_stack_frame(std::string_view line) {
+  std::string_view rest = line.substr(std::min(line.find(" 0x"), line.size()));
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  rest.remove_prefix(std::min(rest.find(' '), rest.size()));  // the address
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  if (starts_with(rest, "- ")) return {.function = {}, .source = {}, .library = rest.substr(2)};
+  const std::size_t dash = rest.rfind(" - ");
+  if (dash == std::string_view::npos) return {.function = rest, .source = {}, .library = {}};
+  return {.function = rest.substr(0, dash), .source = {}, .library = rest.substr(dash + 3)};
+}
+
+// "hang.c:9:3" -> "hang.c:9", as gdb gives it.
+std::string_view without_column(std::string_view source) {
+  const std::size_t colon = source.rfind(':');
+  const std::size_t line = colon == std::string_view::npos || colon == 0
+                               ? std::string_view::npos
+                               : source.rfind(':', colon - 1);
+  if (line == std::string_view::npos || source.find('/', line) != std::string_view::npos) {
+    return source;
+  }
+  return source.substr(0, colon);
+}
+
+bool is_eu_stack(std::string_view text) {
+  for (std::string_view line : split_lines(text)) {
+    if (starts_with(line, "TID ") && ends_with(line, ":")) return true;
+  }
+  return false;
+}
+
+// The frames of the thread whose TID is the process's PID, else of the first thread listed.
+std::vector<NativeFrame> eu_stack_main_thread(std::string_view text) {
+  std::string_view pid;
+  std::vector<NativeFrame> first, main;
+  std::vector<NativeFrame>* into = nullptr;
+  for (std::string_view line : split_lines(text)) {
+    if (starts_with(line, "PID ")) {
+      pid = line.substr(4, line.find(' ', 4) - 4);
+    } else if (starts_with(line, "TID ") && ends_with(line, ":")) {
+      const bool is_main = line.substr(4, line.size() - 5) == pid;
+      into = is_main ? &main : first.empty() ? &first : nullptr;
+    } else if (into && starts_with(line, "#")) {
+      into->push_back(eu_stack_frame(line));
+    } else if (into && !into->empty() && starts_with(line, "    ")) {
+      into->back().source = without_column(line.substr(line.find_first_not_of(' ')));
+    }
+  }
+  return main.empty() ? first : main;
+}
+
+// "ns::(anonymous namespace)::f(int)" -> "ns::(anonymous namespace)::f": the parameter list
+// gdb gives a frame without debug information goes, an anonymous namespace stays.
+std::string_view without_parameters(std::string_view function) {
+  constexpr std::string_view k_anonymous = "(anonymous namespace)";
+  std::size_t at = function.find('(');
+  while (at != std::string_view::npos && function.substr(at, k_anonymous.size()) == k_anonymous) {
+    at = function.find('(', at + k_anonymous.size());
+  }
+  return function.substr(0, at);
+}
+
 std::optional<Frame> innermost_native(std::string_view text) {
-  for (std::string_view line : main_thread_lines(text)) {
-    const NativeFrame f = native_frame(line);
+  for (const NativeFrame& f :
+       is_eu_stack(text) ? eu_stack_main_thread(text) : gdb_main_thread(text)) {
     if (native_waiting(f)) continue;
-    std::string_view function = f.function.substr(0, f.function.find('('));
+    std::string_view function = without_parameters(f.function);
     if (starts_with(f.function, "operator")) function = f.function;
     return Frame{.function = std::string(function),
                  .where = std::string(f.source.empty() ? last_component(f.library)

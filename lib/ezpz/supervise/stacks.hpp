@@ -3,7 +3,8 @@
 // the user asked (`ezpz stacks`, SIGQUIT to ezpz). Each node's `ezpz stacks --on-node` prints
 // its ranks' stacks as tagged lines (one launcher step, so the nodes' lines may interleave);
 // ezpz sorts them back into one text per rank, finds each rank's innermost meaningful frame in
-// faulthandler's or gdb's words, and groups the ranks by it: the odd rank out stands alone.
+// faulthandler's, eu-stack's or gdb's words, and groups the ranks by it: the odd rank out
+// stands alone.
 #include <map>
 #include <optional>
 #include <string>
@@ -30,10 +31,10 @@ struct Frame {
 
 // The innermost meaningful frame of a rank's stacks, in the thread that runs its program (the
 // main thread: faulthandler's thread whose oldest frame is <module>, gdb's "Thread 1" (the
-// first gdb finds on attaching), else the first thread): frames inside libc, the dynamic loader and
-// unnamed ones (??) are skipped, they say how it waits, not where. Python stacks (faulthandler's
-// "(most recent call first):") win over native ones (gdb's "#0  ..." lines) when the text holds
-// both.
+// first gdb finds on attaching), eu-stack's thread whose TID is the PID, else the first
+// thread): frames inside libc, the dynamic loader and unnamed ones (??) are skipped, they say
+// how it waits, not where. Python stacks (faulthandler's "(most recent call first):") win over
+// native ones (gdb's or eu-stack's "#0  ..." lines) when the text holds both.
 std::optional<Frame> innermost(std::string_view text);
 
 // "ranks 0,2-3: in all_reduce (distributed_c10d.py:1541)", one line per distinct frame, the

@@ -30,9 +30,16 @@ struct Forwarding {
 // srun: "Signals sent to the srun command are automatically forwarded to the tasks" (srun(1)).
 // openmpi: "SIGUSR1 and SIGUSR2 signals received by orterun are propagated" (mpirun(1); tried
 // with 4.1: both reached both ranks, TERM ended the job).
-// aprun: HPE's list (HUP INT QUIT TERM ABRT USR1 USR2 URG WINCH). pals: assumed as aprun, its
-// predecessor; unverified, no PALS at hand. flux and torchrun: none (torchrun dies of USR1,
-// pytorch/pytorch#154849; flux run has its own --signal).
+// aprun: HPE's list (HUP INT QUIT TERM ABRT USR1 USR2 URG WINCH: "aprun Signal Processing",
+// hpe.com/psnow/resources/ebooks/a00114008en_us_v2/Additional_aprun_Information.html).
+// pals: assumed as aprun, its predecessor, and still unverified. No public document says which
+// signals PALS's mpiexec passes on: its mpiexec(1) is on HPE's support portal only (Open MPI's
+// "Launching with HPE PALS" says to search there); ALCF's user guides name only `qsig -s SIG
+// JOBID` (docs/running-jobs), which signals the job script, not the ranks; HPE's own tools
+// signal a PALS application's ranks with `palsig -n EXEC_HOST -s SIGNUM APID`
+// (common-tools-interface/cti, PALS/Frontend.cpp, PALSApp::kill), and libpals with
+// pals_signal(state, -1, signum) for every rank (pals.h), not through mpiexec. flux and
+// torchrun: none (torchrun dies of USR1, pytorch/pytorch#154849; flux run has its own --signal).
 const std::array<Forwarding, 5> k_forwarding = {{
     {"hydra", {SIGINT, SIGQUIT, SIGTERM, SIGUSR1}},
     {"srun", {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}},

@@ -9,8 +9,11 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,10 +37,22 @@ constexpr std::array<std::string_view, 12> k_not_ranks = {
     "ezpz",  "ezpz-rankenv", "srun",    "mpiexec", "mpiexec.hydra", "mpirun", "hydra_pmi_proxy",
     "aprun", "flux",         "prterun", "prted",   "orted"};
 
-// How long faulthandler may take to write a rank's stacks, and gdb to attach and walk them
-// (gdb reads libtorch's symbols in ~5 s).
+// How long faulthandler may take to write a rank's stacks, and eu-stack or gdb to attach and
+// walk them (gdb reads libtorch's symbols in ~5 s).
 constexpr auto k_python_wait = std::chrono::seconds(3);
-constexpr auto k_gdb_wait = std::chrono::seconds(60);
+constexpr auto k_native_wait = std::chrono::seconds(60);
+
+// The programs that take a native rank's stacks, every thread's, the first on PATH used:
+// eu-stack (elfutils) walks a process with libtorch loaded in ~0.2 s, gdb reads libtorch's
+// symbols first, ~6 s (python3 with torch imported, two threads). Both attach with ptrace.
+struct NativeTool {
+  std::string_view program;
+  std::initializer_list<std::string_view> args;  // "{pid}": the rank's
+};
+const std::array<NativeTool, 2> k_native_tools = {{
+    {"eu-stack", {"-i", "-s", "-m", "-p", "{pid}"}},
+    {"gdb", {"-batch", "-nx", "-p", "{pid}", "-ex", "thread apply all bt"}},
+}};
 
 struct Rank {
   int rank = -1;
@@ -155,14 +170,32 @@ std::string python_stacks(int pid, const std::string& file) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// The first of k_native_tools on PATH, and where it is.
+std::optional<std::pair<const NativeTool*, std::string>> find_native_tool(const Env& env) {
+  for (const NativeTool& tool : k_native_tools) {
+    if (auto path = find_program(std::string(tool.program), env)) return {{&tool, *path}};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> native_argv(const std::pair<const NativeTool*, std::string>& tool,
+                                     int pid) {
+  std::vector<std::string> argv{tool.second};
+  for (std::string_view arg : tool.first->args) {
+    argv.push_back(arg == "{pid}" ? std::to_string(pid) : std::string(arg));
+  }
+  return argv;
+}
+
 }  // namespace
 
 std::optional<std::string> native_stack_tool(const Env& env) {
-  return find_program("gdb", env);
+  if (auto found = find_native_tool(env)) return found->second;
+  return std::nullopt;
 }
 
 std::string node_stacks(const std::string& run_id, const std::string& node, const Env& env) {
-  const std::optional<std::string> gdb = native_stack_tool(env);
+  const auto tool = find_native_tool(env);
   std::vector<std::pair<Rank, CapturedChild>> native;
   std::string out;
   for (const Rank& r : ranks_of_run(run_id, node)) {
@@ -171,22 +204,22 @@ std::string node_stacks(const std::string& run_id, const std::string& node, cons
     if (auto file = python_hook_file(r.process.pid)) {
       out += stacks::tag_lines(
           r.rank, header + "Python stacks (faulthandler)\n" + python_stacks(r.process.pid, *file));
-    } else if (gdb) {
-      native.emplace_back(
-          r, start_captured({*gdb, "-batch", "-nx", "-p", std::to_string(r.process.pid), "-ex",
-                             "thread apply all bt"},
-                            env));
+    } else if (tool) {
+      native.emplace_back(r, start_captured(native_argv(*tool, r.process.pid), env));
     } else {
-      out +=
-          stacks::tag_lines(r.rank, header + "no stack: no Python hook in it and no gdb on PATH\n");
+      out += stacks::tag_lines(
+          r.rank, header + "no stack: no Python hook in it and neither eu-stack nor gdb on PATH\n");
     }
   }
-  const auto deadline = Clock::now() + k_gdb_wait;  // the gdbs run side by side
+  // The tools run side by side. Their stderr is kept: why one could not attach ("ptrace:
+  // Operation not permitted.") is the only stack such a rank gets.
+  const auto deadline = Clock::now() + k_native_wait;
   for (const auto& [r, child] : native) {
     const CapturedRun run = finish_captured(child, deadline);
     out += stacks::tag_lines(
-        r.rank, fmt::format("# rank {} (pid {}) on {}: native stacks (gdb){}\n{}", r.rank,
-                            r.process.pid, node, run.timed_out ? ", cut short" : "", run.out));
+        r.rank, fmt::format("# rank {} (pid {}) on {}: native stacks ({}){}\n{}", r.rank,
+                            r.process.pid, node, tool->first->program,
+                            run.timed_out ? ", cut short" : "", run.out + run.err));
   }
   return out;
 }

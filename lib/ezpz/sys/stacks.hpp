@@ -2,7 +2,8 @@
 // Stacks of hung ranks, this node's half (`ezpz stacks --on-node`): finds the ranks of a run
 // among this node's processes and takes each one's stacks without stopping it. Python ranks
 // that loaded ezpz's hook (share/python/sitecustomize.py) get every thread's Python stack from
-// faulthandler on SIGQUIT; every other rank gets gdb's native stacks of all its threads.
+// faulthandler on SIGQUIT; every other rank gets the native stacks of all its threads from
+// eu-stack (elfutils), else gdb.
 #include <optional>
 #include <string>
 
@@ -16,7 +17,8 @@ namespace ezpz::sys {
 // launcher or ezpz-rankenv itself.
 std::string node_stacks(const std::string& run_id, const std::string& node, const Env& env);
 
-// Where gdb is, for native stacks; nullopt when it is not on PATH (doctor says so).
+// Where eu-stack, else gdb, is, for native stacks; nullopt when neither is on PATH (doctor
+// says so).
 std::optional<std::string> native_stack_tool(const Env& env);
 
 }  // namespace ezpz::sys

@@ -1228,12 +1228,13 @@ TEST_CASE("doctor: helpers the probes use", "[doctor]") {
   CHECK(worst({}) == Status::ok);
 }
 
-TEST_CASE("doctor: stacks of hung ranks need gdb for native ranks", "[doctor]") {
+TEST_CASE("doctor: stacks of hung ranks need eu-stack or gdb for native ranks", "[doctor]") {
   check_rows({
-      {"no gdb",
+      {"neither eu-stack nor gdb",
        [](Snapshot& s) { s.native_stack_tool.reset(); },
        {"stacks", Status::warn,
-        "no gdb on PATH: hung native ranks get no stacks (Python ranks still do)",
-        "install gdb (Debian: apt-get install gdb)"}},
+        "neither eu-stack nor gdb on PATH: hung native ranks get no stacks (Python ranks still "
+        "do)",
+        "install elfutils (eu-stack, the faster) or gdb (Debian: apt-get install elfutils)"}},
   });
 }

@@ -68,6 +68,11 @@ TEST_CASE("the bucket size and the collectives sweep are trainer flags", "[smoke
   CHECK(given.sweep_max_mb == 0.25);
 }
 
+TEST_CASE("--hang-rank is a test-only trainer flag, off by default", "[smoke_flags]") {
+  CHECK(smoke::SmokeOptions{}.hang_rank == -1);
+  CHECK(smoke::parse_flags({"--hang-rank", "1"}).hang_rank == 1);
+}
+
 TEST_CASE("the flags given on ezpz test's command line go to the trainer as words",
           "[smoke_flags]") {
   smoke::SmokeOptions options;

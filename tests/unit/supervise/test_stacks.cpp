@@ -1,5 +1,6 @@
-// Stacks of hung ranks: the innermost meaningful frame from real faulthandler and gdb output
-// (taken from tests/fixtures/python/ddp_hang.py and tests/fixtures/native/hang.c, hung), and
+// Stacks of hung ranks: the innermost meaningful frame from real faulthandler, gdb and eu-stack
+// output (taken from tests/fixtures/python/ddp_hang.py, tests/fixtures/native/hang.c and
+// ezpz-smoke --hang-rank, hung), and
 // the summary that groups ranks by it.
 #include <map>
 #include <optional>
@@ -87,6 +88,64 @@ constexpr const char* k_gdb_no_libc_symbols =
 #1  0x000055c5333821aa in wait_for_peers () at hang.c:11
 )";
 
+// gdb on ezpz-smoke --hang-rank 1 (built through ccache, whose base_dir makes the sources
+// relative), the sleeping rank and the one waiting in the gradient all-reduce (abridged).
+constexpr const char* k_gdb_smoke_straggler =
+    R"(Thread 1 (Thread 0x7fc1b69ebdc0 (LWP 3887) "ezpz-smoke"):
+#0  0x00007fc1d02ed545 in __GI___clock_nanosleep (clock_id=clock_id@entry=0, flags=flags@entry=0, req=req@entry=0x7ffef146a500, rem=rem@entry=0x7ffef146a500) at ../sysdeps/unix/sysv/linux/clock_nanosleep.c:48
+#1  0x00007fc1d02f1e53 in __GI___nanosleep (req=req@entry=0x7ffef146a500, rem=rem@entry=0x7ffef146a500) at ../sysdeps/unix/sysv/linux/nanosleep.c:25
+#2  0x00007fc1d02f1d8a in __sleep (seconds=0) at ../sysdeps/posix/sleep.c:55
+#3  0x000055befab03522 in ezpz::smoke::(anonymous namespace)::Trainer::straggle () at ../../../apps/smoke/trainer.cpp:187
+#4  0x000055befab07c66 in ezpz::smoke::(anonymous namespace)::Trainer::step (this=this@entry=0x7ffef146a980, index=index@entry=1) at ../../../apps/smoke/trainer.cpp:215
+#8  0x000055befaadc605 in main (argc=8, argv=0x7ffef146bbb8) at ../../../apps/smoke/main.cpp:79
+)";
+constexpr const char* k_gdb_smoke_waiting =
+    R"(Thread 1 (Thread 0x7fd0a2cfcdc0 (LWP 3888) "ezpz-smoke"):
+#0  __futex_abstimed_wait_common64 (private=0, cancel=true, abstime=0x0, op=393, expected=0, futex_word=0x561a55f06968) at ./nptl/futex-internal.c:57
+#4  ___pthread_cond_wait (cond=0x561a55f06940, mutex=0x561a55f06918) at ./nptl/pthread_cond_wait.c:618
+#5  0x00007fd0c0cc2843 in c10d::Work::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >) () from /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13
+#6  0x0000561a4627bcd6 in ezpz::dist::GradSync::end_step (this=this@entry=0x7ffe1433bbf0) at ../../lib/ezpz/runtime/grad_sync.cpp:197
+)";
+
+// eu-stack -i -s -m on the same two ranks (abridged): DWARF's short names, a source line under
+// each frame of a module with debug information.
+constexpr const char* k_eu_smoke_straggler = R"(PID 4646 - process
+TID 4646:
+#0  0x00007f09900ed545 __GI___clock_nanosleep - /usr/lib/x86_64-linux-gnu/libc.so.6
+    ../sysdeps/unix/sysv/linux/clock_nanosleep.c:48:7
+#2  0x00007f09900f1d8a __sleep - /usr/lib/x86_64-linux-gnu/libc.so.6
+    ../sysdeps/posix/sleep.c:55:11
+#3  0x000055b726400522 straggle - /work/wtA/build/ezpz-smoke
+    ../../../apps/smoke/trainer.cpp:187:21
+#4  0x000055b726404c66 step - /work/wtA/build/ezpz-smoke
+    ../../../apps/smoke/trainer.cpp:215:54
+TID 4650:
+#0  0x00007f09900a3f16 __futex_abstimed_wait_common64 - /usr/lib/x86_64-linux-gnu/libc.so.6
+    ./nptl/futex-internal.c:57:12
+#4  0x00007f0994a6cac1 c10d::ProcessGroupGloo::runLoop(int) - /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0
+)";
+// ... the waiting rank, its Gloo thread moved before its main thread (whose TID is the PID).
+constexpr const char* k_eu_smoke_waiting = R"(PID 4645 - process
+TID 4649:
+#0  0x00007fe9d90a3f16 __futex_abstimed_wait_common64 - /usr/lib/x86_64-linux-gnu/libc.so.6
+    ./nptl/futex-internal.c:57:12
+#4  0x00007fe9dda6cac1 c10d::ProcessGroupGloo::runLoop(int) - /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0
+TID 4645:
+#3  0x00007fe9d90a65d8 ___pthread_cond_wait - /usr/lib/x86_64-linux-gnu/libc.so.6
+    ./nptl/pthread_cond_wait.c:618:10
+#4  0x00007fe9ddac2843 c10d::Work::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >) - /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0
+#5  0x0000557e533abcd6 ezpz::dist::GradSync::end_step() - /work/wtA/build/ezpz-smoke
+    ../../lib/ezpz/runtime/grad_sync.cpp:197:22
+)";
+// ... on python3 sleeping: frames without a symbol name only their module.
+constexpr const char* k_eu_unnamed = R"(PID 2839 - process
+TID 2839:
+#0  0x00007f1ed4df1503 __GI___clock_nanosleep - /usr/lib/x86_64-linux-gnu/libc.so.6
+    ../sysdeps/unix/sysv/linux/clock_nanosleep.c:71:10
+#1  0x00000000005d64b4 - /usr/bin/python3.11
+#3  0x000000000053acbc PyObject_Vectorcall - /usr/bin/python3.11
+)";
+
 }  // namespace
 
 TEST_CASE("stacks: the innermost meaningful frame of real stacks") {
@@ -110,6 +169,19 @@ TEST_CASE("stacks: the innermost meaningful frame of real stacks") {
        Frame{.function = "straggle", .where = "hang.c:8"}},
       {"gdb: libc without symbols", k_gdb_no_libc_symbols,
        Frame{.function = "wait_for_peers", .where = "hang.c:11"}},
+      {"gdb: relative sources of the program's own, an anonymous namespace kept",
+       k_gdb_smoke_straggler,
+       Frame{.function = "ezpz::smoke::(anonymous namespace)::Trainer::straggle",
+             .where = "trainer.cpp:187"}},
+      {"gdb: libtorch's wait", k_gdb_smoke_waiting,
+       Frame{.function = "c10d::Work::wait", .where = "libtorch_cpu.so.1.13"}},
+      {"eu-stack: past libc, the line without its column", k_eu_smoke_straggler,
+       Frame{.function = "straggle", .where = "trainer.cpp:187"}},
+      {"eu-stack: the thread whose TID is the PID, a module without debug information",
+       k_eu_smoke_waiting,
+       Frame{.function = "c10d::Work::wait", .where = "libtorch_cpu.so.1.13.0"}},
+      {"eu-stack: frames without a name skipped", k_eu_unnamed,
+       Frame{.function = "PyObject_Vectorcall", .where = "python3.11"}},
       {"python wins over native in one text",
        std::string(k_gdb_native_waiting) + k_python_all_reduce,
        Frame{.function = "all_reduce", .where = "distributed_c10d.py:1541"}},
