@@ -27,9 +27,11 @@ What matches apps/smoke/trainer.cpp (ezpz-smoke):
 
 Differences kept on purpose (each is what a plain DDP script does): the
 logged loss is rank 0's own (ezpz-smoke averages it over ranks inside its
-gradient bucket), DDP's default buckets (1 MB first bucket, then 25 MB: two
-all-reduces per step for this model; ezpz-smoke uses one), and no parameter
-check at the end.
+gradient bucket), DDP's default buckets, and no parameter check at the end.
+DDP's 1 MiB first-bucket limit closes a bucket only once it is passed, so
+this model's 2.27 MB land in one bucket, as in ezpz-smoke (torch 1.13's
+_get_ddp_logging_data(): bucket_sizes and rebuilt_bucket_sizes "2269736" at
+2 ranks), all-reduced when its last gradient (the first layer's) is in.
 """
 import argparse
 import ctypes

@@ -17,6 +17,9 @@ struct GradSync::State {
     std::vector<std::size_t> members;  // parameter indices
     std::size_t pending = 0;           // gradients still to arrive this step
     c10::intrusive_ptr<c10d::Work> work;
+    // {1 / world size} in the buffer's type, not a 0-dim tensor: a bf16
+    // gradient then is widened before it is divided, not after.
+    torch::Tensor scale;
   };
 
   c10::intrusive_ptr<c10d::ProcessGroup> group;
@@ -77,6 +80,7 @@ struct GradSync::State {
       bool carries_loss =
           b == 0 && (kinds[b].dtype() == torch::kFloat || kinds[b].dtype() == torch::kDouble);
       buckets[b].buffer = torch::empty({numel + (carries_loss ? 1 : 0)}, kinds[b]);
+      buckets[b].scale = torch::full({1}, 1.0 / group->getSize(), kinds[b]);
       if (carries_loss) loss = buckets[b].buffer.narrow(0, numel, 1);
       loss_in_bucket = loss_in_bucket || carries_loss;
     }
@@ -107,9 +111,13 @@ struct GradSync::State {
     }
   }
 
+  // Each gradient is divided by the world size on its way into the bucket,
+  // as DDP's Reducer does (at::mul_out): the sum over ranks is then the mean,
+  // with no second pass over the bucket after the all-reduce.
   void on_grad(std::size_t index, const torch::Tensor& grad) {
     if (arrived[index]) return;  // a second backward before end_step() adds nothing
-    slice(index).copy_(grad.reshape(-1));
+    torch::Tensor into = slice(index);
+    at::mul_out(into, grad.reshape(-1), buckets[slots[index].bucket].scale);
     arrived[index] = true;
     if (--buckets[slots[index].bucket].pending == 0) launch_ready();
   }
@@ -179,7 +187,7 @@ void GradSync::begin_step(const torch::Tensor& loss) {
   }
   s.next_launch = 0;
   if (s.loss_in_bucket) {
-    s.loss.copy_(loss.detach().reshape({1}));
+    at::mul_out(s.loss, loss.detach().reshape({1}), s.buckets[0].scale);
     return;
   }
   s.loss = loss.detach().to(s.comm.device, torch::kDouble).reshape({1}).clone();
@@ -191,12 +199,8 @@ void GradSync::end_step() {
   State& s = *state_;
   if (s.solo) return;
   s.launch_stragglers();
-  double world = s.group->getSize();
   if (s.loss_work) s.loss_work->wait();
-  for (State::Bucket& bucket : s.buckets) {
-    bucket.work->wait();
-    bucket.buffer.div_(world);
-  }
+  for (State::Bucket& bucket : s.buckets) bucket.work->wait();
   for (std::size_t i = 0; i < s.params.size(); ++i) {
     const State::Slot& slot = s.slots[i];
     s.params[i].mutable_grad() =
@@ -206,7 +210,7 @@ void GradSync::end_step() {
 }
 
 double GradSync::mean_loss() const {
-  // In a bucket it was divided with the gradients; on its own it was not.
+  // In a bucket it was divided on its way in, as the gradients; on its own it was not.
   double sum_or_mean = state_->loss.item<double>();
   bool divided = state_->loss_in_bucket || state_->solo;
   return divided ? sum_or_mean : sum_or_mean / state_->group->getSize();

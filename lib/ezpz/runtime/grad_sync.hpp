@@ -56,9 +56,9 @@ class GradSync {
   // Call after forward, before backward: clears the grads (the hooks fill the
   // buckets instead) and starts averaging `loss` over ranks.
   void begin_step(const torch::Tensor& loss);
-  // Call after backward: waits for every bucket, divides by the world size and
-  // points each grad at its averaged slice. Reduces any bucket whose
-  // parameters got no gradient (as zeros), so ranks never disagree.
+  // Call after backward: waits for every bucket (each gradient was divided by
+  // the world size on its way in) and points each grad at its averaged slice. Reduces any bucket
+  // whose parameters got no gradient (as zeros), so ranks never disagree.
   void end_step();
   // The loss averaged over ranks, valid after end_step().
   double mean_loss() const;
