@@ -460,6 +460,13 @@ ProcessOptions capturing(const std::string& record = "") {
   return options;
 }
 
+// Captured into DIR/output.log, the ranks' records shown in `mode`.
+ProcessOptions capturing_records(const TempDir& dir, ezpz::output::ConsoleMode mode) {
+  ProcessOptions options = capturing(dir.file("output.log"));
+  options.console = mode;
+  return options;
+}
+
 // A captured run with ezpz's own stdout and stderr in files: what it passed on, and the outcome.
 struct CapturedRun {
   ezpz::sys::RunOutcome outcome;
@@ -512,9 +519,7 @@ TEST_CASE("captured output still reaches ezpz's stdout and stderr, and the recor
 TEST_CASE("with a console mode, rank records are re-assembled, labelled and recorded per rank",
           "[executor][capture]") {
   TempDir dir;
-  const std::string record = dir.file("output.log");
-  ProcessOptions options = capturing(record);
-  options.console = ezpz::output::ConsoleMode::label;
+  const ProcessOptions options = capturing_records(dir, ezpz::output::ConsoleMode::label);
   ezpz::sys::RunOutcome outcome;
   std::string out;
   std::string err;
@@ -531,7 +536,7 @@ TEST_CASE("with a console mode, rank records are re-assembled, labelled and reco
   CHECK(outcome.exit_code == 0);
   CHECK(out == "[0] one\n[0] three\n[1] two\n");  // a line is shown once whole
   CHECK(err == "ezpz-rankenv: rank 1 exited\n");
-  CHECK(read_text_file(record) == out + err);
+  CHECK(read_text_file(dir.file("output.log")) == out + err);
   // Labelled, output.log has every rank's every line: ranks.idx says whose, no ranks.log.
   CHECK_FALSE(fs::exists(dir.file("ranks.log")));
   const std::string index = read_text_file(dir.file("ranks.idx"));
@@ -544,9 +549,7 @@ TEST_CASE("with a console mode, rank records are re-assembled, labelled and reco
 TEST_CASE("with rank0 on the console, ranks.log keeps every rank's lines as records",
           "[executor][capture]") {
   TempDir dir;
-  const std::string record = dir.file("output.log");
-  ProcessOptions options = capturing(record);
-  options.console = ezpz::output::ConsoleMode::rank0;
+  const ProcessOptions options = capturing_records(dir, ezpz::output::ConsoleMode::rank0);
   {
     CapturedFd out_file(dir, "out", STDOUT_FILENO);
     ProcessExecutor(base_env(), options)
