@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ezpz/profile/machine_profile.hpp"
+#include "ezpz/supervise/peer_lost.hpp"
 
 namespace ezpz {
 
@@ -71,6 +72,9 @@ struct AttemptFacts {
   // A progress line of the job (`--progress-pattern`): an idle timeout before any such line is
   // a job that never started training, after one a job that hung mid-training.
   std::string progress_pattern = std::string(k_default_progress);
+  // The job's hosts at the addresses lines of lost peers name (the caller's lookup of
+  // lost_peer_addresses(output)): an address not in it names no host of the job.
+  AddressHosts address_hosts = {};
 };
 
 // A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by
