@@ -160,5 +160,33 @@ finish_job launcher_killed 10
 expect_eq "launcher killed: exit 137" 137 "$job_rc"
 expect_eq "launcher killed: the launcher's death" "launcher_died launcher_signal" \
   "$(verdict 1 '"\(.classification) \(.rule)"')"
+expect_eq "launcher killed: the verdict's words" \
+  "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses were lost with it" \
+  "$(verdict 1 .reason)"
+
+# --- One of the launcher's proxies SIGKILLed: the launcher's death too ----------------------
+# Before: Hydra (fork launcher) never reaps the dead hydra_pmi_proxy and waits on for its ranks:
+# ezpz waited with it. The proxy is found by its exact pid: a child of this run's mpiexec (the
+# child of this test's ezpz) named hydra_pmi_proxy; nothing else is signalled (other tests may
+# run beside this one). Each proxy has a process group of its own, ezpz's launcher group holds
+# mpiexec alone: ezpz outlives the kill, and says it.
+start_job proxy_killed 4 --ppn 1 --grace 1 || exit 1
+mpiexec_pid=$(ps -eo pid=,ppid=,comm= | awk -v e="$job_pid" '$2 == e && $3 == "mpiexec" { print $1 }')
+proxy_pid=$(ps -eo pid=,ppid=,comm= |
+  awk -v l="$mpiexec_pid" 'l != "" && $2 == l && $3 == "hydra_pmi_proxy" { print $1; exit }')
+expect_true "proxy killed: this run's proxy found (mpiexec $mpiexec_pid, proxy $proxy_pid)" \
+  test -n "$proxy_pid"
+[ -n "$proxy_pid" ] && kill -KILL "$proxy_pid"
+sleep 0.3
+expect_true "proxy killed: ezpz outlives it" alive "$job_pid"
+finish_job proxy_killed 20
+expect_eq "proxy killed: exit 137" 137 "$job_rc"
+expect_eq "proxy killed: the verdict, word for word" \
+  "launcher_died launcher_part_signal exit status 137: the launcher's hydra_pmi_proxy (pid $proxy_pid) died of signal 9 (SIGKILL); the ranks' statuses were lost with it" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.reason)"')"
+expect_eq "proxy killed: ezpz says it" \
+  "ezpz: the launcher's hydra_pmi_proxy (pid $proxy_pid) died of signal 9; sending SIGTERM to the launcher" \
+  "$(grep '^ezpz: the launcher' "$scratch/proxy_killed.err")"
+expect_job_gone "proxy killed"
 
 finish

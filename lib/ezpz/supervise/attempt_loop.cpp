@@ -65,6 +65,7 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
                            .hosts = planned.hosts,
                            .ppn = planned.topology.ppn,
                            .launcher_signal = outcome.launcher_signal,
+                           .launcher_part = outcome.launcher_part,
                            .world_size = planned.topology.world_size,
                            .launcher_output = outcome.launcher_tail,
                            .previous_death = loop.run.last_death,

@@ -322,14 +322,16 @@ Classification signal_death(const AttemptFacts& f, SignalDeath death,
 
 Classification launcher_death(const AttemptFacts& f, std::vector<FailedRank> failed) {
   const std::optional<std::string_view> abbrev = signal_abbrev(f.launcher_signal);
+  const std::string who =
+      f.launcher_part.empty() ? "the launcher itself" : "the launcher's " + f.launcher_part;
   return {.ending = Ending::launcher_died,
           .bad_hosts = {},
           .failed = std::move(failed),
           .reason = fmt::format(
-              "exit status {}: the launcher itself died of signal {} ({}); the ranks' statuses "
-              "were lost with it",
-              f.exit_status, f.launcher_signal, abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed"),
-          .rule = "launcher_signal"};
+              "exit status {}: {} died of signal {} ({}); the ranks' statuses were lost with it",
+              f.exit_status, who, f.launcher_signal,
+              abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed"),
+          .rule = f.launcher_part.empty() ? "launcher_signal" : "launcher_part_signal"};
 }
 
 // A quoted line stays one line of a verdict.

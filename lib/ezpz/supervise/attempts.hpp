@@ -61,6 +61,9 @@ struct AttemptFacts {
   // The launcher process itself died of this signal (0: it exited). Its ranks'
   // statuses died with it: 128+N is then not a rank's.
   int launcher_signal = 0;
+  // Or one of the launcher's own processes on this node did ("hydra_pmi_proxy (pid 7304)"), and
+  // ezpz stopped the launcher: the same death. Empty: none did.
+  std::string launcher_part = {};
   int world_size = 0;  // the last host may hold fewer than ppn; 0: hosts x ppn
   // With rank records: the lines no rank wrote (the launcher's own, ezpz-rankenv's reports).
   // Bad-node patterns and failure reports are matched against these alone, so a rank's own

@@ -603,6 +603,18 @@ TEST_CASE("a killed launcher is named as the launcher's death, its ranks' report
         "were lost with it");
   CHECK(worth_retrying(Ending::launcher_died));
   CHECK(to_string(Ending::launcher_died) == "launcher_died");
+  // One of its proxies SIGKILLed on this node (the executor saw it and stopped the launcher).
+  c = classify_attempt({.exit_status = 137,
+                        .scheduler_job = true,
+                        .output = "",
+                        .launcher_signal = SIGKILL,
+                        .launcher_part = "hydra_pmi_proxy (pid 7304)"},
+                       {});
+  CHECK(c.ending == Ending::launcher_died);
+  CHECK(c.rule == "launcher_part_signal");
+  CHECK(c.reason ==
+        "exit status 137: the launcher's hydra_pmi_proxy (pid 7304) died of signal 9 (SIGKILL); "
+        "the ranks' statuses were lost with it");
 }
 
 // The job's own faults: no spare, no retry, the rule and the line said.
