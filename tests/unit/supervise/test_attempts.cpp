@@ -449,6 +449,17 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
        "nid001234"},
       {"perlmutter", "srun: error: Node failure on nid001234", "nid001234"},
       {"frontier", "srun: error: Node failure on frontier01234", "frontier01234"},
+      // Slurm's src/api/step_launch.c: "Task launch for %ps failed on node %s: %s", the reason
+      // slurm_strerror's (SLURM_COMMUNICATIONS_CONNECTION_ERROR on a node that does not answer).
+      {"frontier",
+       "srun: error: Task launch for StepId=1234567.0 failed on node frontier01234: "
+       "Communication connection failure",
+       "frontier01234"},
+      {"perlmutter",
+       "srun: error: Task launch for StepId=1234567.0 failed on node nid001234: Communication "
+       "connection failure",
+       "nid001234"},
+      {"generic-slurm", "srun: error: Node failure on n03", "n03"},
       {"polaris", "x3104c0s1b0n0.hsn.cm.polaris.alcf.anl.gov: shepherd died from signal 9",
        "x3104c0s1b0n0"},
       // The child PALS could not reach, not the node that printed the line (ALCF's Known Issues).
