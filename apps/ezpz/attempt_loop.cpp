@@ -14,6 +14,7 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
 #include "ezpz/core/signals.hpp"
+#include "ezpz/launchers/launchers.hpp"
 #include "ezpz/output/rank_records.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/supervise/attempts.hpp"
@@ -290,6 +291,9 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
   sys::ProcessOptions options = process_options(o, matcher, run.pool);
+  if (const LauncherRow* row = launcher_row(prepared.planned.launcher)) {
+    options.launcher_parts.assign(row->parts.begin(), row->parts.end());
+  }
   options.take_stacks = [&run, &context](const std::string& output_record) {
     try {  // the job is still running and supervised: a failed capture must not end that
       take_stacks(run.id, stacks_directory(output_record), context);

@@ -16,6 +16,7 @@
 #include "ezpz/supervise/explain.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
+#include "ezpz/sys/addresses.hpp"
 #include "ezpz/sys/run_records.hpp"
 #include "ezpz/sys/world.hpp"
 
@@ -204,7 +205,11 @@ std::pair<ExplainInput, std::string> recorded_input(const RunsOptions& o, const 
   if (verdicts.empty()) throw Error(fmt::format("runs explain: {}: no attempt ended", run_dir));
   const std::string attempt = fmt::format("{}/attempt-{}", run_dir, verdicts.size());
   ExplainInput in = recorded_attempt(verdicts.back(), attempt + "/verdict.json");
+  // The first attempt's plan is the run's plan.json; a later one's, on new hosts, its own.
+  const std::string plan = verdicts.size() == 1 ? run_dir + "/plan.json" : attempt + "/plan.json";
+  read_recorded_plan(read_or_throw(plan), plan, in);
   in.output = read_or_throw(attempt + "/output.log");
+  in.address_hosts = sys::hosts_at_addresses(lost_peer_addresses(in.output), in.hosts);
   in.patterns = patterns_of(o.machine.value_or(sys::read_run(run_dir).summary.machine), context);
   return {std::move(in), attempt};
 }

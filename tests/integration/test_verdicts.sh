@@ -123,6 +123,36 @@ expect_eq "--progress-pattern: not a regular expression" \
   "2 ezpz: error: --progress-pattern (step: invalid regular expression: Mismatched '(' and ')' in regular expression" \
   "$rc $err"
 
+# --- gloo's lost peer: its address resolved to the job's host (n02 is 127.0.0.2+1 here) -------
+# Rank 1 on n02 leaves at once without a word (as a node that died); the others raise gloo's
+# error naming its address and exit 1. Attempt 1 swaps n02 (scraped, never the address); on
+# attempt 2 the address is no host of the job's any more: no bad node, not retried.
+gloo_line='RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.3]:41384'
+run_ezpz gloo_peer launch --ppn 1 --spares 1 --retries 1 --retry-delay 0.2 -- sh -c '
+  [ "$RANK" = 1 ] && exit 0
+  sleep 0.5; echo "Traceback (most recent call last):" >&2; echo "$0" >&2; exit 1' "$gloo_line"
+expect_eq "gloo: attempt 1 swaps the address's host" "bad_node peer_lost gloo-closed-by-peer n02 n02 -> n04 scraped" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.bad_hosts | join(",")) \(.swaps | join(",")) \(.failover)"')"
+expect_eq "gloo: attempt 2, the address no host of the job's" "application_error stop: application_error is not retried" \
+  "$(verdict 2 '"\(.classification) \(.next)"')"
+expect_eq "gloo: ezpz says which host" \
+  "ezpz: attempt 1 ended: bad_node: exit status 1: the ranks lost their peer on n02: \"$gloo_line\"" \
+  "$(grep '^ezpz: attempt 1 ended' <<<"$err")"
+run_ezpz gloo_explain runs explain "$(basename "$(newest_run)")"
+expect_eq "gloo: runs explain resolves nothing outside the job" "verdict: application_error" \
+  "$(head -n 1 <<<"$out")"
+
+# --- ezpz runs explain knows the run's world size: a traceback in most ranks ----------------
+run_ezpz tracebacks launch --ppn 1 -- sh -c '
+  [ "$RANK" = 2 ] && exit 0
+  echo "Traceback (most recent call last):" >&2; echo "ValueError: bad shape $RANK" >&2; exit 1'
+expect_eq "tracebacks: the launch's verdict" "application_error job_faults traceback" \
+  "$(verdict 1 '"\(.classification) \(.rule)"')"
+run_ezpz tracebacks_explain runs explain "$(basename "$(newest_run)")"
+expect_eq "tracebacks: runs explain reads the world size from the record" \
+  "verdict: application_error|rule: job_faults traceback|line: Traceback (most recent call last):" \
+  "$(grep -E '^(verdict|rule|line):' <<<"$out" | paste -sd '|')"
+
 # --- The launcher SIGKILLed: named as the launcher's death -----------------------------------
 start_job launcher_killed 4 --ppn 1 || exit 1
 kill -KILL "${job_pids[0]}"
@@ -130,5 +160,33 @@ finish_job launcher_killed 10
 expect_eq "launcher killed: exit 137" 137 "$job_rc"
 expect_eq "launcher killed: the launcher's death" "launcher_died launcher_signal" \
   "$(verdict 1 '"\(.classification) \(.rule)"')"
+expect_eq "launcher killed: the verdict's words" \
+  "exit status 137: the launcher itself died of signal 9 (SIGKILL); the ranks' statuses were lost with it" \
+  "$(verdict 1 .reason)"
+
+# --- One of the launcher's proxies SIGKILLed: the launcher's death too ----------------------
+# Before: Hydra (fork launcher) never reaps the dead hydra_pmi_proxy and waits on for its ranks:
+# ezpz waited with it. The proxy is found by its exact pid: a child of this run's mpiexec (the
+# child of this test's ezpz) named hydra_pmi_proxy; nothing else is signalled (other tests may
+# run beside this one). Each proxy has a process group of its own, ezpz's launcher group holds
+# mpiexec alone: ezpz outlives the kill, and says it.
+start_job proxy_killed 4 --ppn 1 --grace 1 || exit 1
+mpiexec_pid=$(ps -eo pid=,ppid=,comm= | awk -v e="$job_pid" '$2 == e && $3 == "mpiexec" { print $1 }')
+proxy_pid=$(ps -eo pid=,ppid=,comm= |
+  awk -v l="$mpiexec_pid" 'l != "" && $2 == l && $3 == "hydra_pmi_proxy" { print $1; exit }')
+expect_true "proxy killed: this run's proxy found (mpiexec $mpiexec_pid, proxy $proxy_pid)" \
+  test -n "$proxy_pid"
+[ -n "$proxy_pid" ] && kill -KILL "$proxy_pid"
+sleep 0.3
+expect_true "proxy killed: ezpz outlives it" alive "$job_pid"
+finish_job proxy_killed 20
+expect_eq "proxy killed: exit 137" 137 "$job_rc"
+expect_eq "proxy killed: the verdict, word for word" \
+  "launcher_died launcher_part_signal exit status 137: the launcher's hydra_pmi_proxy (pid $proxy_pid) died of signal 9 (SIGKILL); the ranks' statuses were lost with it" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.reason)"')"
+expect_eq "proxy killed: ezpz says it" \
+  "ezpz: the launcher's hydra_pmi_proxy (pid $proxy_pid) died of signal 9; sending SIGTERM to the launcher" \
+  "$(grep '^ezpz: the launcher' "$scratch/proxy_killed.err")"
+expect_job_gone "proxy killed"
 
 finish

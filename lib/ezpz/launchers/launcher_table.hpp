@@ -161,6 +161,11 @@ struct LauncherRow {
   List<std::string_view, 2> mpi_families{};
   // doctor --deep: how to give the probe's MPI its process manager, when it needs saying.
   std::string_view pmi_hint{};
+  // The launcher's own processes it starts on this node, by command name (/proc/PID/comm): one
+  // that dies of a signal while the launcher lives is the launcher's death. MPICH's Hydra under
+  // its fork launcher (and Intel MPI's) never reaps a SIGKILLed hydra_pmi_proxy: it waits on for
+  // the proxy's ranks, which have lost their PMI server.
+  List<std::string_view, 2> parts{};
 };
 
 // Cray PALS (Aurora, Polaris): --envall passes ezpz's environment to every rank; --line-buffer
@@ -227,7 +232,8 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
                           .pid = 2,
                           .died_of_signal = {SignalTest::always},
                           .what_regex = R"(^=\s+((?:EXIT CODE|KILLED BY SIGNAL): .*?)\s*$)"}},
-     .mpi_families = {"MPICH", "Intel MPI"}},
+     .mpi_families = {"MPICH", "Intel MPI"},
+     .parts = {"hydra_pmi_proxy"}},
     {.name = "openmpi",
      .aliases = {"ompi"},
      .programs = {"mpirun", "mpirun.openmpi", "mpiexec.openmpi"},

@@ -46,6 +46,15 @@ std::string record_plan(const Loop& loop, int attempt, const PlannedLaunch& plan
   return output_path;
 }
 
+// The job's hosts at the addresses of lost peers the output names; looked up only for a failed
+// attempt that names one.
+AddressHosts lost_peer_hosts(const Loop& loop, const RunOutcome& outcome,
+                             const PlannedLaunch& planned) {
+  if (outcome.exit_code == 0 && outcome.watchdog == Watchdog::none) return {};
+  const std::vector<std::string> addresses = lost_peer_addresses(outcome.output_tail);
+  return addresses.empty() ? AddressHosts{} : loop.effects.hosts_at(addresses, planned.hosts);
+}
+
 Classification classify(const Loop& loop, const RunOutcome& outcome, const PlannedLaunch& planned) {
   const AttemptFacts facts{.exit_status = outcome.exit_code,
                            .interrupted = outcome.forwarded_signal != 0,
@@ -56,10 +65,12 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
                            .hosts = planned.hosts,
                            .ppn = planned.topology.ppn,
                            .launcher_signal = outcome.launcher_signal,
+                           .launcher_part = outcome.launcher_part,
                            .world_size = planned.topology.world_size,
                            .launcher_output = outcome.launcher_tail,
                            .previous_death = loop.run.last_death,
-                           .progress_pattern = loop.policy.progress_pattern};
+                           .progress_pattern = loop.policy.progress_pattern,
+                           .address_hosts = lost_peer_hosts(loop, outcome, planned)};
   return classify_attempt(facts, loop.prepared.inputs.profile.bad_node_patterns);
 }
 
@@ -100,7 +111,8 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
 std::string failover_basis(const Classification& c, std::string_view swap) {
   const std::string_view out = swap.substr(0, swap.find(" -> "));
   if (c.bad_hosts.empty() || !among_hosts(c.bad_hosts, out)) return "blind";
-  return c.rule.starts_with("bad_node_patterns") ? "scraped" : "reported";
+  const bool pattern = c.rule.starts_with("bad_node_patterns") || c.rule.starts_with("peer_lost");
+  return pattern ? "scraped" : "reported";
 }
 
 // What comes after `v`: another attempt (true), on new hosts when spares allow, or the end.

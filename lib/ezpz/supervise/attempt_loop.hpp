@@ -41,6 +41,10 @@ class RunEffects {
   // `launcher_failed`: the attempt did not end with status 0 (the launcher failed, or was
   // stopped): processes of the run may then be anywhere on the node, not only under ezpz.
   virtual std::vector<std::string> stop_leftovers(bool launcher_failed) = 0;
+  // Which of `hosts` each address is (a lost peer's, named by gloo): the resolver's lookup.
+  // An address that is none of them is left out.
+  virtual AddressHosts hosts_at(const std::vector<std::string>& addresses,
+                                const std::vector<std::string>& hosts) = 0;
   // Waits `seconds` out; returns the signal that cut it short, 0 when none did.
   virtual int wait(double seconds) = 0;
   // One line of ezpz's own on stderr, "ezpz: " before it.

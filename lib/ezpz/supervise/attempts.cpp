@@ -322,14 +322,22 @@ Classification signal_death(const AttemptFacts& f, SignalDeath death,
 
 Classification launcher_death(const AttemptFacts& f, std::vector<FailedRank> failed) {
   const std::optional<std::string_view> abbrev = signal_abbrev(f.launcher_signal);
+  const std::string who =
+      f.launcher_part.empty() ? "the launcher itself" : "the launcher's " + f.launcher_part;
   return {.ending = Ending::launcher_died,
           .bad_hosts = {},
           .failed = std::move(failed),
           .reason = fmt::format(
-              "exit status {}: the launcher itself died of signal {} ({}); the ranks' statuses "
-              "were lost with it",
-              f.exit_status, f.launcher_signal, abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed"),
-          .rule = "launcher_signal"};
+              "exit status {}: {} died of signal {} ({}); the ranks' statuses were lost with it",
+              f.exit_status, who, f.launcher_signal,
+              abbrev ? fmt::format("SIG{}", *abbrev) : "unnamed"),
+          .rule = f.launcher_part.empty() ? "launcher_signal" : "launcher_part_signal"};
+}
+
+// A quoted line stays one line of a verdict.
+std::string quoted(std::string_view line) {
+  constexpr std::size_t k_most = 200;
+  return fmt::format("\"{}{}\"", line.substr(0, k_most), line.size() > k_most ? "..." : "");
 }
 
 // Victim, not teardown: once a rank dies, PALS and srun stop the others with SIGTERM and report
@@ -341,16 +349,48 @@ void put_victim_first(std::vector<FailedRank>& failed) {
   if (victim != failed.end()) std::rotate(failed.begin(), victim, victim + 1);
 }
 
+// A peer lost (gloo's "Connection closed by peer" on the ranks that survived it): a report of a
+// rank on the lost peer's host is the victim's, first; false when the launcher reported none.
+bool put_lost_peer_first(std::vector<FailedRank>& failed, const std::vector<BadNodeHit>& lost) {
+  auto victim = std::find_if(failed.begin(), failed.end(), [&](const FailedRank& rank) {
+    return std::any_of(lost.begin(), lost.end(), [&](const BadNodeHit& hit) {
+      return short_host_name(hit.host) == short_host_name(rank.host);
+    });
+  });
+  if (victim == failed.end()) return false;
+  std::rotate(failed.begin(), victim, victim + 1);
+  return true;
+}
+
+// The ranks that lost their peer are the teardown; the peer's host, whose death no report
+// names, is the victim: its node is suspect (scraped, with the line).
+Classification peer_lost(const AttemptFacts& f, const std::vector<BadNodeHit>& lost,
+                         std::vector<FailedRank> failed) {
+  std::vector<std::string> hosts;
+  for (const BadNodeHit& hit : lost) hosts.push_back(hit.host);
+  return {.ending = Ending::bad_node,
+          .bad_hosts = hosts,
+          .failed = std::move(failed),
+          .reason = fmt::format("exit status {}: the ranks lost their peer on {}: {}",
+                                f.exit_status, fmt::join(hosts, ", "), quoted(lost.front().line)),
+          .rule = "peer_lost " + lost.front().pattern,
+          .line = lost.front().line};
+}
+
 // Without a named bad node and without the watchdog: the launcher's own words decide, else its
 // exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
 // the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
 // so there a rank's report comes first.
-Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed) {
+Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed,
+                               const std::vector<BadNodeHit>& lost) {
   if (f.launcher_signal != 0 && (f.launcher_signal != SIGPIPE || failed.empty())) {
     return launcher_death(f, std::move(failed));
   }
+  if (!lost.empty() && !put_lost_peer_first(failed, lost)) {
+    return peer_lost(f, lost, std::move(failed));
+  }
   if (!failed.empty()) {
-    put_victim_first(failed);
+    if (lost.empty()) put_victim_first(failed);
     const FailedRank& first = failed.front();
     std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
     if (!first.died_of_signal || broken_pipe(first.what)) {
@@ -434,12 +474,6 @@ int world_size_of(const AttemptFacts& f) {
   return f.world_size > 0 ? f.world_size : static_cast<int>(f.hosts.size()) * f.ppn;
 }
 
-// A quoted line stays one line of a verdict.
-std::string quoted(std::string_view line) {
-  constexpr std::size_t k_most = 200;
-  return fmt::format("\"{}{}\"", line.substr(0, k_most), line.size() > k_most ? "..." : "");
-}
-
 Classification job_fault(const AttemptFacts& f, JobFaultHit hit, std::vector<FailedRank> failed) {
   return {.ending = Ending::application_error,
           .bad_hosts = {},
@@ -470,6 +504,23 @@ Classification scraped(const AttemptFacts& f, std::vector<BadNodeHit> hits,
       .reason = fmt::format("exit status {}; bad node: {}", f.exit_status, fmt::join(hosts, ", ")),
       .rule = "bad_node_patterns " + hits.front().pattern,
       .line = hits.front().line};
+}
+
+// The job's hosts the lost peers' addresses are, through the caller's lookup: an address that
+// is none of them (or not looked up) names no host, and never a bad node.
+std::vector<BadNodeHit> lost_peer_hosts(const AttemptFacts& f, const std::vector<PeerLost>& peers) {
+  std::vector<BadNodeHit> hits;
+  for (const PeerLost& peer : peers) {
+    auto host = f.address_hosts.find(peer.address);
+    if (host == f.address_hosts.end() || f.hosts.empty() || !among_hosts(f.hosts, host->second)) {
+      continue;
+    }
+    auto seen = [&](const BadNodeHit& hit) { return hit.host == host->second; };
+    if (std::none_of(hits.begin(), hits.end(), seen)) {
+      hits.push_back({.host = host->second, .pattern = peer.pattern, .line = peer.line});
+    }
+  }
+  return hits;
 }
 
 // Silent for --idle-timeout: before any progress line the job never started training (the
@@ -510,12 +561,13 @@ Classification classify_attempt(const AttemptFacts& f,
     return {Ending::interrupted, {}, {}, "ezpz's stdout was closed by its reader (SIGPIPE)"};
   }
   // The job's own fault is read from every line, the ranks' included: that is where it shows.
-  const bool clean = f.exit_status == 0 && f.watchdog == Watchdog::none;
-  JobFaultHit fault = find_job_fault(f.output, world_size_of(f), clean);
-  if (clean) {
-    if (fault.fault && fault.fault->fails_success) return job_fault(f, std::move(fault), {});
+  if (f.exit_status == 0 && f.watchdog == Watchdog::none) {
+    JobFaultHit fault = find_job_fault(f.output, world_size_of(f), true);
+    if (fault.fault) return job_fault(f, std::move(fault), {});
     return {Ending::success, {}, {}, "exit status 0"};
   }
+  const std::vector<PeerLost> peers = peers_lost(f.output);
+  JobFaultHit fault = find_job_fault(f.output, world_size_of(f), false, peers.size());
   // Failure reports and bad-node lines are the launcher's, never a rank's (when they are known).
   const std::string_view launcher_lines = f.launcher_output ? *f.launcher_output : f.output;
   std::vector<FailedRank> failed = complete(failed_ranks(launcher_lines), f);
@@ -527,7 +579,7 @@ Classification classify_attempt(const AttemptFacts& f,
     return {Ending::timeout, {}, std::move(failed), "the --time-limit passed"};
   }
   if (f.watchdog == Watchdog::idle) return idle_ending(f, std::move(failed));
-  return by_failed_ranks(f, std::move(failed));
+  return by_failed_ranks(f, std::move(failed), lost_peer_hosts(f, peers));
 }
 
 bool worth_retrying(Ending ending) {

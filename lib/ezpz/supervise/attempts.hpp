@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ezpz/profile/machine_profile.hpp"
+#include "ezpz/supervise/peer_lost.hpp"
 
 namespace ezpz {
 
@@ -60,6 +61,9 @@ struct AttemptFacts {
   // The launcher process itself died of this signal (0: it exited). Its ranks'
   // statuses died with it: 128+N is then not a rank's.
   int launcher_signal = 0;
+  // Or one of the launcher's own processes on this node did ("hydra_pmi_proxy (pid 7304)"), and
+  // ezpz stopped the launcher: the same death. Empty: none did.
+  std::string launcher_part = {};
   int world_size = 0;  // the last host may hold fewer than ppn; 0: hosts x ppn
   // With rank records: the lines no rank wrote (the launcher's own, ezpz-rankenv's reports).
   // Bad-node patterns and failure reports are matched against these alone, so a rank's own
@@ -71,6 +75,9 @@ struct AttemptFacts {
   // A progress line of the job (`--progress-pattern`): an idle timeout before any such line is
   // a job that never started training, after one a job that hung mid-training.
   std::string progress_pattern = std::string(k_default_progress);
+  // The job's hosts at the addresses lines of lost peers name (the caller's lookup of
+  // lost_peer_addresses(output)): an address not in it names no host of the job.
+  AddressHosts address_hosts = {};
 };
 
 // A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by

@@ -18,6 +18,9 @@ struct RunOutcome {
   int exit_code = 0;         // the launcher's own, or 128+N when it died of signal N
   int forwarded_signal = 0;  // the first stop signal ezpz received and passed on; 0: none
   int launcher_signal = 0;   // the launcher process itself died of this signal; 0: it exited
+  // One of the launcher's own processes on this node died of launcher_signal ("hydra_pmi_proxy
+  // (pid 7304)"), and ezpz stopped the launcher; empty: none did.
+  std::string launcher_part{};
   Watchdog watchdog = Watchdog::none;                          // which limit stopped it, if one did
   std::chrono::milliseconds to_spawn{0};                       // from run() to the launcher started
   std::optional<std::chrono::milliseconds> to_first_output{};  // with capture

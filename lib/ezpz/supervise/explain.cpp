@@ -10,9 +10,11 @@ Explanation explain(const ExplainInput& in) {
       .exit_status = in.exit_status,
       .output = in.output,
       .hosts = in.hosts,
+      .ppn = in.ppn,
       .world_size = in.world_size,
       // Named, though empty: GCC 12 at -O2 warns (wrongly) it may be used uninitialised.
-      .previous_death = SignalDeath{}};
+      .previous_death = SignalDeath{},
+      .address_hosts = in.address_hosts};
   Explanation e{
       .classification = classify_attempt(facts, in.patterns), .victims = {}, .innocent = {}};
   for (const FailedRank& rank : e.classification.failed) {

@@ -16,6 +16,8 @@ struct ExplainInput {
   std::vector<std::string> hosts{};  // the attempt's hosts; empty: not known (any host counts)
   int world_size = 0;  // ranks in all; 0: not known (a rule needing a share of them is quiet)
   std::vector<BadNodePattern> patterns{};
+  int ppn = 0;  // ranks per host (a report naming only the host is given its ranks); 0: not known
+  AddressHosts address_hosts{};  // the job's hosts at the lost peers' addresses (peer_lost.hpp)
 };
 
 struct Explanation {

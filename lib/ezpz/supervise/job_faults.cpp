@@ -51,7 +51,8 @@ constexpr std::array<JobFault, 5> k_rows = {{
     {.name = "traceback",
      .what = "a Python traceback in most ranks",
      .texts = k_traceback,
-     .share = 0.5},
+     .share = 0.5,
+     .less_lost_peers = true},
 }};
 
 bool holds_any(std::string_view line, const JobFault& row) {
@@ -89,11 +90,13 @@ std::span<const JobFault> job_faults() {
   return k_rows;
 }
 
-JobFaultHit find_job_fault(std::string_view output, int world_size, bool success_only) {
+JobFaultHit find_job_fault(std::string_view output, int world_size, bool success_only,
+                           std::size_t lost_peer_lines) {
   for (const JobFault& row : k_rows) {
     if (success_only && !row.fails_success) continue;
-    const std::size_t needed = lines_needed(row, world_size);
+    std::size_t needed = lines_needed(row, world_size);
     if (needed == SIZE_MAX) continue;
+    if (row.less_lost_peers) needed += lost_peer_lines;
     std::string line = count_lines(output, row, needed);
     if (!line.empty()) return {.fault = &row, .line = std::move(line)};
   }

@@ -20,6 +20,9 @@ struct JobFault {
   // The line fails the job even when every status was 0 (a launcher that reports a rank's
   // fatal error in words and still exits 0).
   bool fails_success = false;
+  // A rank that lost its peer (gloo's "Connection closed by peer") raises a traceback too: those
+  // are the teardown after the peer's death, not the job's fault, and are not counted.
+  bool less_lost_peers = false;
 };
 
 // Every row, in the order they are tried.
@@ -33,7 +36,9 @@ struct JobFaultHit {
 // The first row whose text `output` holds, in enough lines for its share of `world_size`
 // ranks (a row with a share never matches when the world size is not known: 0).
 // `success_only`: only the rows that fail a job whose statuses were all 0 (a clean exit's
-// output is not read for the others: the launch path's end stays short).
-JobFaultHit find_job_fault(std::string_view output, int world_size, bool success_only = false);
+// output is not read for the others: the launch path's end stays short). `lost_peer_lines`:
+// how many lines named a lost peer (peer_lost.hpp), taken off a less_lost_peers row's count.
+JobFaultHit find_job_fault(std::string_view output, int world_size, bool success_only = false,
+                           std::size_t lost_peer_lines = 0);
 
 }  // namespace ezpz

@@ -205,6 +205,16 @@ ExplainInput recorded_attempt(std::string_view verdict, std::string_view source)
   }
 }
 
+void read_recorded_plan(std::string_view plan, std::string_view source, ExplainInput& in) {
+  try {
+    const Json json = Json::parse(plan);
+    json.at("world_size").get_to(in.world_size);
+    json.at("ppn").get_to(in.ppn);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: not a launch plan: {}", source, e.what()));
+  }
+}
+
 std::string_view to_string(RunState state) {
   switch (state) {
     case RunState::finished:

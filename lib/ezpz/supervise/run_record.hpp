@@ -70,6 +70,11 @@ std::string summary_json(const RunSummary& summary);
 // the attempt's hosts. Throws Error naming `source` when the text is not a verdict.
 ExplainInput recorded_attempt(std::string_view verdict, std::string_view source);
 
+// What it needs of the attempt's plan.json: its ranks in all and per host, into `in` (a rule
+// needing a share of the ranks, "a Python traceback in most ranks", then speaks). Throws Error
+// naming `source` when the text is not a plan.
+void read_recorded_plan(std::string_view plan, std::string_view source, ExplainInput& in);
+
 // Throws Error naming `source` when the text is not a run summary.
 RunSummary parse_summary(std::string_view json, std::string_view source);
 

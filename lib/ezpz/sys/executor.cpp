@@ -26,6 +26,7 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/signals.hpp"
 #include "ezpz/sys/output_pump.hpp"
+#include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/spawn.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 #include "ezpz/sys/walltime_warner.hpp"
@@ -338,6 +339,30 @@ class Watchdogs {
   Clock::time_point last_output_;
 };
 
+// Watches the launcher's own processes (ProcessOptions::launcher_parts) once a second: one dead
+// of a signal (SIGKILLed) is its launcher's death, though the launcher itself lives on.
+class PartsWatch {
+ public:
+  PartsWatch(pid_t launcher, const std::vector<std::string>& names)
+      : launcher_(launcher), names_(names), next_(Clock::now() + k_every) {}
+
+  // The part that died, the first time one is seen dead.
+  std::optional<KilledPart> killed() {
+    if (names_.empty() || done_ || Clock::now() < next_) return std::nullopt;
+    next_ = Clock::now() + k_every;
+    std::optional<KilledPart> part = killed_part(launcher_, names_);
+    done_ = part.has_value();
+    return part;
+  }
+
+ private:
+  static constexpr milliseconds k_every{1000};
+  pid_t launcher_;
+  const std::vector<std::string>& names_;
+  Clock::time_point next_;
+  bool done_ = false;
+};
+
 // After the launcher exits, how long its output may take to arrive: its group is dead by then,
 // so only a process that left the group can hold a pipe open this long.
 constexpr milliseconds k_drain_limit{2000};
@@ -350,6 +375,8 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
   SignalForwarder forwarder(launcher, options.grace);
   Watchdogs watchdogs(options);
   WalltimeWarner warner(options.warning);
+  PartsWatch parts(launcher, options.launcher_parts);
+  int part_signal = 0;
   const Clock::time_point started = Clock::now();
   while (true) {
     std::vector<pollfd> fds{{signal_fd.fd(), POLLIN, 0}};
@@ -386,8 +413,11 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
     if (pump) pump->tick();
     if (auto status = reap_if_exited(launcher)) {
       if (pump) pump->drain(Clock::now() + k_drain_limit);
-      outcome.exit_code = exit_code_of(*status, forwarder.stop_signal());
-      outcome.launcher_signal = WIFSIGNALED(*status) ? WTERMSIG(*status) : 0;
+      outcome.exit_code =
+          part_signal ? 128 + part_signal : exit_code_of(*status, forwarder.stop_signal());
+      outcome.launcher_signal = part_signal            ? part_signal
+                                : WIFSIGNALED(*status) ? WTERMSIG(*status)
+                                                       : 0;
       outcome.forwarded_signal = forwarder.user_signal();
       return;
     }
@@ -397,6 +427,13 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
         options.take_stacks(options.output_record_path);
       }
       if (forwarder.stop(limit->second)) outcome.watchdog = limit->first;
+    }
+    if (auto part = parts.killed(); part && outcome.watchdog == Watchdog::none) {
+      const std::string who = fmt::format("{} (pid {})", part->name, part->pid);
+      if (forwarder.stop(fmt::format("the launcher's {} died of signal {}", who, part->signal))) {
+        outcome.launcher_part = who;
+        part_signal = part->signal;
+      }
     }
     if (forwarder.stop_signal() == 0) {
       if (auto words = warner.send_if_due(launcher)) outcome.warning = std::move(*words);

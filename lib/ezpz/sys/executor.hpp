@@ -49,6 +49,9 @@ struct ProcessOptions {
   std::function<void(const std::string& output_record_path)> take_stacks{};
   // With capture: how much of the output's end the outcome keeps.
   std::size_t tail_bytes = 256 * 1024;
+  // The launcher's own processes on this node (launcher_table.hpp's `parts`): one dead of a
+  // signal stops the launcher, as its own death would (Hydra waits on forever for it).
+  std::vector<std::string> launcher_parts{};
   // --signal: this signal goes to the launcher at this time (sys/walltime_warner.hpp).
   std::optional<walltime::Schedule> warning{};
 };

@@ -64,6 +64,25 @@ int parent_of(int pid) {
   return parent;
 }
 
+// A zombie's name and wait status, from /proc/PID/stat: "PID (COMM) STATE ..." where the wait
+// status is field 52 (proc(5)); nullopt for a process still running, or gone.
+std::optional<std::pair<std::string, int>> zombie_status(int pid) {
+  auto stat = read_file_if_present(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return std::nullopt;
+  const std::size_t open = stat->find('(');
+  const std::size_t paren = stat->rfind(')');  // the name may hold spaces and parentheses
+  if (open == std::string::npos || paren == std::string::npos || paren + 2 >= stat->size() ||
+      (*stat)[paren + 2] != 'Z') {
+    return std::nullopt;
+  }
+  std::istringstream fields(stat->substr(paren + 2));
+  std::string field;
+  for (int index = 3; index <= 52 && fields >> field; ++index) {
+    if (index == 52) return std::pair{stat->substr(open + 1, paren - open - 1), std::stoi(field)};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string command_of(int pid) {
@@ -182,6 +201,16 @@ std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& tar
   }
   wait_for_exits(results, std::chrono::seconds(2));
   return results;
+}
+
+std::optional<KilledPart> killed_part(int launcher, const std::vector<std::string>& names) {
+  for (int child : children_of(launcher)) {
+    const auto zombie = zombie_status(child);
+    if (!zombie || !WIFSIGNALED(zombie->second)) continue;
+    if (std::find(names.begin(), names.end(), zombie->first) == names.end()) continue;
+    return KilledPart{.pid = child, .name = zombie->first, .signal = WTERMSIG(zombie->second)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace ezpz::sys

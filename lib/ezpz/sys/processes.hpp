@@ -32,6 +32,18 @@ std::optional<std::vector<int>> descendants_of_self();
 // exited: adopted orphans would otherwise stay zombies until ezpz exits.
 void reap_exited(const std::vector<int>& pids);
 
+// One of the launcher's own processes (launcher_table.hpp's `parts`), dead of a signal.
+struct KilledPart {
+  int pid = 0;
+  std::string name;  // its comm: "hydra_pmi_proxy"
+  int signal = 0;
+};
+
+// A child of `launcher` named in `names` that died of a signal and that the launcher has not
+// reaped (a zombie: /proc/PID/stat's state and, since Linux 3.5, its wait status); nullopt when
+// none has.
+std::optional<KilledPart> killed_part(int launcher, const std::vector<std::string>& names);
+
 // The command line of `pid` (words joined by spaces); empty when it is gone.
 std::string command_of(int pid);
 

@@ -11,6 +11,7 @@
 #include "ezpz/core/log.hpp"
 #include "ezpz/launch/render.hpp"
 #include "ezpz/supervise/kill.hpp"
+#include "ezpz/sys/addresses.hpp"
 #include "ezpz/sys/processes.hpp"
 
 namespace ezpz::sys {
@@ -111,6 +112,11 @@ std::vector<std::string> NodeEffects::stop_leftovers(bool launcher_failed) {
                     "the launcher exited: {}",
                     stopped.size(), fmt::join(stopped, "; ")));
   return stopped;
+}
+
+AddressHosts NodeEffects::hosts_at(const std::vector<std::string>& addresses,
+                                   const std::vector<std::string>& hosts) {
+  return hosts_at_addresses(addresses, hosts);
 }
 
 int NodeEffects::wait(double seconds) {

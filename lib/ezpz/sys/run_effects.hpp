@@ -42,6 +42,8 @@ class NodeEffects final : public RunEffects {
   std::string output_path(int attempt) override;
   void running(const LaunchPlan& plan) override;
   std::vector<std::string> stop_leftovers(bool launcher_failed) override;
+  AddressHosts hosts_at(const std::vector<std::string>& addresses,
+                        const std::vector<std::string>& hosts) override;
   int wait(double seconds) override;
   void say(const std::string& line) override;
 

@@ -50,6 +50,16 @@ class RecordingEffects final : public RunEffects {
     sweeps.push_back(launcher_failed);
     return leftovers;
   }
+  AddressHosts hosts_at(const std::vector<std::string>& addresses,
+                        const std::vector<std::string>& hosts) override {
+    looked_up.push_back(addresses);
+    AddressHosts found;
+    for (const std::string& address : addresses) {
+      auto host = addressed.find(address);
+      if (host != addressed.end() && among_hosts(hosts, host->second)) found.insert(*host);
+    }
+    return found;
+  }
   int wait(double seconds) override {
     waits.push_back(seconds);
     return signal_during_wait;
@@ -65,6 +75,8 @@ class RecordingEffects final : public RunEffects {
   std::vector<std::string> said;
   std::vector<std::string> leftovers;
   std::vector<bool> sweeps;  // stop_leftovers' launcher_failed, attempt by attempt
+  AddressHosts addressed;    // the fake resolver: address -> host
+  std::vector<std::vector<std::string>> looked_up;
   int signal_during_wait = 0;
 };
 
@@ -349,6 +361,26 @@ TEST_CASE("the verdict says whether a swap was scraped, reported or blind", "[at
   CHECK(std::count(
             d.effects.said.begin(), d.effects.said.end(),
             "retry on new hosts (n01 -> n05; blind: no node was named); attempt 4 in 20 s") == 1);
+}
+
+// gloo's lost peer names an address: the loop has it looked up among the attempt's hosts, and
+// swaps the host it is (scraped), never the address.
+TEST_CASE("a lost peer's address is looked up and its host swapped", "[attempt_loop]") {
+  const PreparedLaunch p = prepared(3, 2);
+  const std::string gloo = "RuntimeError: [pair.cc:598] Connection closed by peer [10.0.0.2]:41384";
+  Driven d{RecordingExecutor({exited(1, gloo + "\n"), exited(0)}), {}, {}};
+  d.effects.addressed = {{"10.0.0.2", "n02"}};
+  drive(d, {.retries = 1, .spares = 1, .failover = true}, p);
+  CHECK(d.exit_code == 0);
+  CHECK(d.effects.looked_up == std::vector<Hosts>{{"10.0.0.2"}});
+  const nlohmann::json first = d.effects.file("attempt-1/verdict.json");
+  CHECK(first["rule"] == "peer_lost gloo-closed-by-peer");
+  CHECK(first["swaps"] == nlohmann::json::array({"n02 -> n03"}));
+  CHECK(first["failover"] == "scraped");
+  // A clean attempt's output is not read for addresses.
+  Driven clean{RecordingExecutor({exited(0, gloo + "\n")}), {}, {}};
+  drive(clean, {}, p);
+  CHECK(clean.effects.looked_up.empty());
 }
 
 // After a clean exit ezpz looks for leftovers only among its own descendants (cheap, on every

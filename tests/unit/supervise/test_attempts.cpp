@@ -449,6 +449,17 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
        "nid001234"},
       {"perlmutter", "srun: error: Node failure on nid001234", "nid001234"},
       {"frontier", "srun: error: Node failure on frontier01234", "frontier01234"},
+      // Slurm's src/api/step_launch.c: "Task launch for %ps failed on node %s: %s", the reason
+      // slurm_strerror's (SLURM_COMMUNICATIONS_CONNECTION_ERROR on a node that does not answer).
+      {"frontier",
+       "srun: error: Task launch for StepId=1234567.0 failed on node frontier01234: "
+       "Communication connection failure",
+       "frontier01234"},
+      {"perlmutter",
+       "srun: error: Task launch for StepId=1234567.0 failed on node nid001234: Communication "
+       "connection failure",
+       "nid001234"},
+      {"generic-slurm", "srun: error: Node failure on n03", "n03"},
       {"polaris", "x3104c0s1b0n0.hsn.cm.polaris.alcf.anl.gov: shepherd died from signal 9",
        "x3104c0s1b0n0"},
       // The child PALS could not reach, not the node that printed the line (ALCF's Known Issues).
@@ -603,6 +614,18 @@ TEST_CASE("a killed launcher is named as the launcher's death, its ranks' report
         "were lost with it");
   CHECK(worth_retrying(Ending::launcher_died));
   CHECK(to_string(Ending::launcher_died) == "launcher_died");
+  // One of its proxies SIGKILLed on this node (the executor saw it and stopped the launcher).
+  c = classify_attempt({.exit_status = 137,
+                        .scheduler_job = true,
+                        .output = "",
+                        .launcher_signal = SIGKILL,
+                        .launcher_part = "hydra_pmi_proxy (pid 7304)"},
+                       {});
+  CHECK(c.ending == Ending::launcher_died);
+  CHECK(c.rule == "launcher_part_signal");
+  CHECK(c.reason ==
+        "exit status 137: the launcher's hydra_pmi_proxy (pid 7304) died of signal 9 (SIGKILL); "
+        "the ranks' statuses were lost with it");
 }
 
 // The job's own faults: no spare, no retry, the rule and the line said.

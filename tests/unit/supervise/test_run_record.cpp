@@ -228,3 +228,16 @@ TEST_CASE("run details list each attempt from its verdict", "[record]") {
       "attempt 2: exit 0, success: exit status 0 (3.2 s)\n"
       "records in .ezpz/runs/20261122-095931-n01-4242\n");
 }
+
+// `ezpz runs explain` takes an attempt's ranks from its plan.json: before, a recorded run had
+// no world size, and "a Python traceback in most ranks" never spoke.
+TEST_CASE("runs explain reads an attempt's world size and ranks per host from its plan",
+          "[run_record]") {
+  ExplainInput in;
+  read_recorded_plan(R"({"hosts": ["n01", "n02"], "ppn": 4, "world_size": 7})", "plan.json", in);
+  CHECK(in.world_size == 7);
+  CHECK(in.ppn == 4);
+  CHECK_THROWS_WITH(read_recorded_plan("{}", "runs/x/plan.json", in),
+                    "runs/x/plan.json: not a launch plan: [json.exception.out_of_range.403] key "
+                    "'world_size' not found");
+}
