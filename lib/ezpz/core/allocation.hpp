@@ -27,9 +27,13 @@ struct Allocation {
   bool operator==(const Allocation&) const = default;
 };
 
+// An IPv4 literal ("192.0.2.1": four numbers 0-255) or an IPv6 one (holds a ':').
+bool ip_literal(std::string_view host);
+
 // A host's identity is its short name (text before the first dot): "x4102c5s2b0n0"
-// and "x4102c5s2b0n0.hostmgmt.cm.aurora" are the same host. The spelling the
-// scheduler used is what launchers are given.
+// and "x4102c5s2b0n0.hostmgmt.cm.aurora" are the same host. An IP literal is whole:
+// 192.0.2.1 and 192.0.2.2 are two hosts. The spelling the scheduler used is what
+// launchers are given.
 std::string_view short_host_name(std::string_view host);
 
 // Whether `hosts` lists `host` (by short name).
