@@ -4,13 +4,14 @@
 #
 # It is also what users link: installed with its headers as ezpz::runtime
 # (find_package(ezpz), see cmake/install.cmake and examples/). So the archive
-# stands alone: it carries the few ezpz_core sources the runtime uses (env,
+# stands alone: it carries the few ezpz_core sources the runtime uses (address, env,
 # runtime_env, rank_env, report, collectives) rather than ezpz_core and its yaml-cpp; the build
 # tree's programs that link both get each object once.
 if(EZPZ_WITH_SMOKE)
   add_library(ezpz_runtime STATIC ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/dist.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/grad_sync.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/runtime/listener.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/core/address.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/core/env.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/launchers/runtime_env.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/ezpz/launchers/rank_env.cpp

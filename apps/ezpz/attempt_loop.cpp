@@ -205,7 +205,7 @@ Env with_python_hook(const Context& context) {
   Env env = context.env;
   for (const std::string& dir :
        {context.self_dir + "/python", context.self_dir + "/../libexec/ezpz/python"}) {
-    if (!sys::read_file_if_present(dir + "/sitecustomize.py")) continue;
+    if (sys::path_kind(dir + "/sitecustomize.py") != sys::PathKind::file) continue;
     const std::optional<std::string> old = get_nonempty(env, "PYTHONPATH");
     env.insert_or_assign("PYTHONPATH", old ? dir + ":" + *old : dir);
     break;

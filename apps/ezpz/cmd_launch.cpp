@@ -9,6 +9,7 @@
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
+#include "ezpz/doctor/this_host.hpp"
 #include "ezpz/launch/command_check.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
 #include "ezpz/sys/doctor_probes.hpp"
@@ -82,15 +83,11 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
-// Whether one of the first hosts resolves to a loopback address: this machine under another
-// name (simulated nodes). Asked only once the names did not match; 16 hosts, 0.5 s at most.
-bool names_this_machine(const std::vector<std::string>& hosts) {
+// The first hosts' look-ups: 16 hosts, 0.5 s at most.
+std::vector<doctor::HostLookup> first_lookups(const std::vector<std::string>& hosts) {
   const std::vector<std::string> first(
       hosts.begin(), hosts.begin() + std::min<std::ptrdiff_t>(16, std::ssize(hosts)));
-  for (const doctor::HostLookup& l : sys::resolve_hosts(first, std::chrono::milliseconds(500))) {
-    if (l.result == doctor::HostLookup::Result::resolved && loopback_address(l.detail)) return true;
-  }
-  return false;
+  return sys::resolve_hosts(first, std::chrono::milliseconds(500));
 }
 
 // PBS_JOBID and PBS_NODEFILE kept from another job (a shell that carried them here): the ranks
@@ -99,7 +96,8 @@ bool names_this_machine(const std::vector<std::string>& hosts) {
 void warn_foreign_nodefile(const PlanOptions& plan, const PlanInputs& inputs) {
   const Allocation& allocation = inputs.allocation;
   if (plan.hostfile || allocation.scheduler != SchedulerKind::pbs) return;
-  if (lists_host(allocation.hosts, inputs.hostname) || names_this_machine(allocation.hosts)) return;
+  const auto look_up = [&allocation] { return first_lookups(allocation.hosts); };
+  if (doctor::lists_this_host(allocation.hosts, inputs.hostname, look_up)) return;
   log::warn("PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is not this node's job",
             inputs.hostname, allocation.job_id);
 }

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   ezpz::setup_globals(app, globals);
   ezpz::CommandLine line = ezpz::split_command_line(argc, argv);
   const std::vector<ezpz::Declared> subcommands =
-      ezpz::declare_subcommands(app, globals, ezpz::lone_subcommand(line.ezpz_words));
+      ezpz::declare_subcommands(app, globals, ezpz::lone_subcommand(app, line.ezpz_words));
   try {
     parse_command_line(app, std::move(line), context);
     apply_output_options(globals, context);

@@ -11,6 +11,7 @@
 #include "ezpz/cli/cli_docs.hpp"
 #include "ezpz/core/color.hpp"
 #include "ezpz/core/log.hpp"
+#include "subcommands.hpp"
 
 namespace ezpz {
 
@@ -133,17 +134,27 @@ const CLI::App* subcommand_named(const CLI::App& app, const std::string& word) {
 
 }  // namespace
 
+std::optional<std::size_t> subcommand_index(const CLI::App& root,
+                                            const std::vector<std::string>& reversed_words) {
+  // The first word is at the back.
+  for (std::size_t i = reversed_words.size(); i-- > 0;) {
+    const std::string& word = reversed_words[i];
+    if (word.size() <= 1 || word.front() != '-') return i;
+    if (takes_next_word(root, word) && i > 0) --i;
+  }
+  return std::nullopt;
+}
+
 void apply_aliases(const CLI::App& app, CommandLine& line) {
-  const CLI::App* scope = &app;
-  // ezpz_words is reversed: the first word is at the back.
-  for (auto word = line.ezpz_words.rbegin(); word != line.ezpz_words.rend(); ++word) {
-    if (auto spelled = alias_of(*scope, *word)) *word = std::move(*spelled);
-    if (word->size() > 1 && word->front() == '-') {
-      if (takes_next_word(*scope, *word) && std::next(word) != line.ezpz_words.rend()) ++word;
-      continue;
-    }
-    scope = scope == &app ? subcommand_named(app, *word) : nullptr;
-    if (scope == nullptr) return;  // the command's first word
+  std::vector<std::string>& words = line.ezpz_words;
+  const std::optional<std::size_t> at = subcommand_index(app, words);
+  const CLI::App* scope = at ? subcommand_named(app, words[*at]) : nullptr;
+  if (scope == nullptr) return;
+  // The subcommand's options follow it, towards the front; the command's first word ends them.
+  for (std::size_t i = *at; i-- > 0;) {
+    if (auto spelled = alias_of(*scope, words[i])) words[i] = std::move(*spelled);
+    if (words[i].size() <= 1 || words[i].front() != '-') return;
+    if (takes_next_word(*scope, words[i]) && i > 0) --i;
   }
 }
 

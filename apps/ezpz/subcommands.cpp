@@ -56,16 +56,16 @@ constexpr std::array<Subcommand, 12> k_subcommands = {{
 
 }  // namespace
 
-std::optional<std::string_view> lone_subcommand(const std::vector<std::string>& reversed_words) {
-  bool color_value = false;  // the word after --color is its value, not a subcommand
-  for (auto word = reversed_words.rbegin(); word != reversed_words.rend(); ++word) {
-    if (std::exchange(color_value, *word == "--color") || word->starts_with('-')) continue;
-    const auto named = [&](const Subcommand& row) { return row.name == *word; };
-    const auto* row = std::find_if(k_subcommands.begin(), k_subcommands.end(), named);
-    if (row == k_subcommands.end() || row->name == "completion" || row->name == "man") break;
-    return row->name;
+std::optional<std::string_view> lone_subcommand(const CLI::App& root,
+                                                const std::vector<std::string>& reversed_words) {
+  const std::optional<std::size_t> at = subcommand_index(root, reversed_words);
+  if (!at) return std::nullopt;
+  const auto named = [&](const Subcommand& row) { return row.name == reversed_words[*at]; };
+  const auto* row = std::find_if(k_subcommands.begin(), k_subcommands.end(), named);
+  if (row == k_subcommands.end() || row->name == "completion" || row->name == "man") {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return row->name;
 }
 
 std::vector<Declared> declare_subcommands(CLI::App& root, GlobalOptions& globals,

@@ -26,12 +26,20 @@ struct Subcommand {
   Declared (*declare)(CLI::App& root, GlobalOptions& globals);
 };
 
-// The one subcommand a command line needs declared: the first word that is not an
-// option (nor --color's value), when it names a row other than completion and man,
-// which document every row. Declaring CLI11's options is most of ezpz's start-up
+// Where the subcommand is among ezpz's words (reversed, as CommandLine holds them): the index of
+// the first word that is neither an option of `root` (the global ones) nor an option's value;
+// nullopt when there is none. Both the subcommand to declare and apply_aliases start there.
+// Defined in options.cpp, beside the option helpers it uses.
+std::optional<std::size_t> subcommand_index(const CLI::App& root,
+                                            const std::vector<std::string>& reversed_words);
+
+// The one subcommand a command line needs declared: the word at subcommand_index (asked of
+// `root` with only its global options declared), when it names a row other than completion
+// and man, which document every row. Declaring CLI11's options is most of ezpz's start-up
 // (3.7 M of the 6.8 M instructions of `ezpz launch -- /bin/true`, callgrind), so
 // a launch declares only `launch`. nullopt: declare them all (ezpz --help, a typo).
-std::optional<std::string_view> lone_subcommand(const std::vector<std::string>& reversed_words);
+std::optional<std::string_view> lone_subcommand(const CLI::App& root,
+                                                const std::vector<std::string>& reversed_words);
 
 // Declares every subcommand on `root` (only `only`, when given), in the table's
 // order: the order --help, the completions and the man page list them.

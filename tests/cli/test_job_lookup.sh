@@ -81,6 +81,10 @@ expect_eq "a nodefile host that resolves to loopback is this machine: no warning
   "ezpz: error: mpiexec: launcher not found on PATH" "$err"
 err=$(clean_env "${foreign[@]}" "$EZPZ_BIN" launch --dry-run -- true 2>&1 >/dev/null)
 expect_eq "foreign nodefile: --dry-run plans for the job quietly" "" "$err"
+printf '192.0.2.1\n192.0.2.2\n' >"$scratch/two-addresses"
+out=$(clean_env PBS_JOBID=7.pbs01 PBS_NODEFILE="$scratch/two-addresses" "$EZPZ_BIN" launch --dry-run --json -- true)
+expect_eq "a nodefile of 2 addresses plans 2 hosts (was one: \"192\")" "192.0.2.1 192.0.2.2" \
+  "$(jq -r '.hosts | join(" ")' <<<"$out")"
 doctor=$(clean_env "${foreign[@]}" "$EZPZ_BIN" doctor 2>&1)
 expect_true "foreign nodefile: doctor's allocation error" grep -qF \
   "1 host from PBS_NODEFILE $scratch/nodefile: 192.0.2.1; this host ($host) is not one of them" <<<"$doctor"

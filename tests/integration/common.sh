@@ -346,6 +346,17 @@ start_fake_pbs_job() {
            PBS_NODENUM=0 PBS_TASKNUM=1 HYDRA_LAUNCHER=fork)
 }
 
+# start_pbs_runs NHOSTS: a test of runs in a simulated PBS job of NHOSTS hosts through MPICH's
+# Hydra, every passing check named, the run records under $runs, and launch_env CMD... running
+# CMD in the job's environment (MASTER_PORT ezpz's own choice).
+start_pbs_runs() {
+  require_mpiexec
+  start_fake_pbs_job "$1"
+  announce_passes
+  runs="$scratch/runs"
+  launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
+}
+
 # --- The user's own PyTorch scripts --------------------------------------------------
 # use_torch_python: python is Debian's /usr/bin/python3 with python3-torch (a pyenv python3
 # may come first on PATH), or the test is skipped; the fixtures of tests/fixtures/python are

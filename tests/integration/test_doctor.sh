@@ -133,38 +133,12 @@ expect_true "hung launch: nothing left running" wait_until 5 has_count 0 "sleep 
 expect_eq "hung launch: the file lists no host" "" "$(grep -v '^#' "$failed_file" 2>&1)"
 
 # ================================ The Slurm cluster ================================
-for tool in sbatch squeue scancel sinfo srun slurmctld slurmd munged; do
-  if ! PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null; then
-    printf 'SKIP: slurm: %s is not installed (apt-get install slurm-wlm munge)\n' "$tool"
-    finish
-    exit
-  fi
-done
-cluster="$EZPZ_SRC/tests/slurm/cluster.sh"
-export EZPZ_SLURM_DIR=${EZPZ_SLURM_DIR:-/tmp/ezpz-slurm}
-controller_up() {
-  local pid
-  pid=$(cat "$EZPZ_SLURM_DIR/run/slurmctld.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null
-}
-job_name="ezpz-doctor-$$"
-take_down=true
-{ controller_up || [ "${EZPZ_SLURM_KEEP:-0}" == 1 ]; } && take_down=false
-# Whatever happens: n03's slurmd runs again (cluster.sh up starts what is missing).
+slurm_optional=true
+source "$(dirname "$0")/slurm_common.sh"
+# Whatever happens: n03's slurmd runs again (cluster.sh up starts what is missing). Run after
+# slurm_common's clean-up, which takes down instead a cluster this test started.
 restart_slurmd() { "$cluster" up >"$scratch/restart.log" 2>&1 || sed 's/^/  restart: /' "$scratch/restart.log" >&2; }
-cleanup_slurm() {
-  controller_up && SLURM_CONF="$EZPZ_SLURM_DIR/slurm.conf" scancel --name="$job_name" 2>/dev/null
-  if $take_down; then "$cluster" down >"$scratch/down.log" 2>&1; else restart_slurmd; fi
-}
-on_exit cleanup_slurm
-"$cluster" up >"$scratch/up.out" 2>"$scratch/up.err"
-up_rc=$?
-if [ "$up_rc" -ne 0 ]; then
-  fail "cluster.sh up: exit status $up_rc"
-  sed 's/^/  up: /' "$scratch/up.err" >&2
-  finish
-  exit 1
-fi
-source "$EZPZ_SLURM_DIR/env"
+on_exit '$take_down || restart_slurmd'
 
 # slurm_doctor NAME GATE: a 4-node batch job that waits for $scratch/NAME.go (when
 # GATE is true), runs `ezpz doctor --deep --json`, then `ezpz launch

@@ -7,11 +7,7 @@
 # so its process table is every node's).
 source "$(dirname "$0")/common.sh"
 
-require_mpiexec
-start_fake_pbs_job 4
-announce_passes
-runs="$scratch/runs"
-launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
+start_pbs_runs 4
 
 # --- A rank SIGKILLed: ezpz ends within 5 s and names the rank and its host ------------------
 start_job killed 4 --ppn 1 || exit 1

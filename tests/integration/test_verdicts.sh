@@ -6,11 +6,7 @@
 # killed launcher is named as such (issue 20).
 source "$(dirname "$0")/common.sh"
 
-require_mpiexec
-start_fake_pbs_job 4
-announce_passes
-runs="$scratch/runs"
-launch_env() { clean_env env -u MASTER_PORT "${pbs_env[@]}" EZPZ_RUNS_DIR="$runs" "$@"; }
+start_pbs_runs 4
 
 # --- A rank's own lines: before, "bad node: github.com", n01 swapped, every spare spent --------
 # Tests run with EZPZ_OUTPUT=raw: records are asked for here, as a terminal or a batch log has.

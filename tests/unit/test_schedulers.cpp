@@ -216,6 +216,36 @@ TEST_CASE("hostfiles accept comments, slots and hydra's host:n form", "[schedule
   CHECK(unique_hosts({"a.x", "b", "a.y", "b"}) == std::vector<std::string>{"a.x", "b"});
 }
 
+TEST_CASE("a host's short name is the text before its first dot; an IP address is whole",
+          "[scheduler]") {
+  struct Row {
+    std::string host, short_name;
+  };
+  const std::vector<Row> rows = {
+      {"x4102c5s2b0n0.hostmgmt.cm.aurora", "x4102c5s2b0n0"},
+      {"n01", "n01"},
+      {"192.0.2.1", "192.0.2.1"},  // was "192": 192.0.2.1 and 192.0.2.2 one host
+      {"10.0.0.255", "10.0.0.255"},
+      {"::1", "::1"},
+      {"::ffff:192.0.2.1", "::ffff:192.0.2.1"},
+      {"256.0.0.1", "256"},  // not an address: a name whose first label is a number
+      {"1.2.3", "1"},
+      {"1.2.3.4.5", "1"},
+      {"123.example.org", "123"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.host);
+    CHECK(short_host_name(row.host) == row.short_name);
+  }
+  CHECK(unique_hosts({"192.0.2.1", "192.0.2.2", "192.0.2.1"}) ==
+        std::vector<std::string>{"192.0.2.1", "192.0.2.2"});
+  FakeFiles files{{"/nf", "192.0.2.1\n192.0.2.1\n192.0.2.2\n192.0.2.2\n"}};
+  Allocation allocation = read_allocation(
+      SchedulerKind::pbs, {{"PBS_JOBID", "1"}, {"PBS_NODEFILE", "/nf"}}, files, FakeCommands{}, "");
+  CHECK(allocation.hosts == std::vector<std::string>{"192.0.2.1", "192.0.2.2"});
+  CHECK(allocation.slots_per_host == 2);
+}
+
 TEST_CASE("the job holding this node, from qstat or squeue", "[scheduler]") {
   const auto on_path = [](std::string_view) { return true; };
   const FakeCommands both{{"qstat -n1 -w -r -u me",

@@ -12,17 +12,13 @@
 namespace ezpz {
 
 std::string_view short_host_name(std::string_view host) {
-  return host.substr(0, host.find('.'));
+  return ip_literal(host) ? host : host.substr(0, host.find('.'));
 }
 
 bool lists_host(const std::vector<std::string>& hosts, std::string_view host) {
   const std::string_view name = short_host_name(host);
   return std::any_of(hosts.begin(), hosts.end(),
                      [name](const std::string& listed) { return short_host_name(listed) == name; });
-}
-
-bool loopback_address(std::string_view address) {
-  return address.starts_with("127.") || address == "localhost" || address == "::1";
 }
 
 namespace {

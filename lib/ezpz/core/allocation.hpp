@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ezpz/core/address.hpp"
+
 namespace ezpz {
 
 enum class SchedulerKind { local, pbs, slurm, flux };
@@ -28,16 +30,13 @@ struct Allocation {
 };
 
 // A host's identity is its short name (text before the first dot): "x4102c5s2b0n0"
-// and "x4102c5s2b0n0.hostmgmt.cm.aurora" are the same host. The spelling the
-// scheduler used is what launchers are given.
+// and "x4102c5s2b0n0.hostmgmt.cm.aurora" are the same host. An IP literal is whole:
+// 192.0.2.1 and 192.0.2.2 are two hosts. The spelling the scheduler used is what
+// launchers are given.
 std::string_view short_host_name(std::string_view host);
 
 // Whether `hosts` lists `host` (by short name).
 bool lists_host(const std::vector<std::string>& hosts, std::string_view host);
-
-// 127.x.y.z, ::1 or "localhost": an address that is this machine, whatever its name. A host
-// of a nodefile that resolves to one is this host (simulated nodes n01.. on one machine).
-bool loopback_address(std::string_view address);
 
 // Why `host` is not a host name, or nullopt when it is one: RFC 1123 labels
 // (letters, digits and '-', 1-63 characters, at most 253 in all) and the '_'

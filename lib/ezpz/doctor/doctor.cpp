@@ -15,6 +15,7 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/hostlist.hpp"
 #include "ezpz/doctor/doctor_checks.hpp"
+#include "ezpz/doctor/this_host.hpp"
 #include "ezpz/launchers/launchers.hpp"
 #include "ezpz/stage/yeet.hpp"
 
@@ -233,11 +234,9 @@ std::optional<CheckResult> judge_this_host(const Snapshot& s, const std::string&
   if (s.scheduler != SchedulerKind::pbs || !s.hosts_source.starts_with("PBS_NODEFILE")) {
     return std::nullopt;
   }
-  if (s.hostname.empty() || lists_host(s.allocation->hosts, s.hostname)) return std::nullopt;
-  const auto here = [](const HostLookup& l) {
-    return l.result == HostLookup::Result::resolved && loopback_address(l.detail);
-  };
-  if (std::any_of(s.lookups.begin(), s.lookups.end(), here)) return std::nullopt;
+  if (lists_this_host(s.allocation->hosts, s.hostname, [&s] { return s.lookups; })) {
+    return std::nullopt;
+  }
   return result(k_allocation, Status::error,
                 fmt::format("{}; this host ({}) is not one of them", message, s.hostname),
                 fmt::format("PBS_JOBID={} is not this node's job: unset PBS_JOBID and "

@@ -61,14 +61,14 @@ bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) 
 
 // Rank 0's address: the first host used. A profile's fixed address wins, except a loopback
 // one (the local profile's) when any rank runs elsewhere (--hostfile without a scheduler):
-// ranks there would rendezvous with themselves.
+// ranks there would rendezvous with themselves. An IP address has no name on the fast network.
 std::string master_addr(const std::vector<std::string>& hosts, const PlanInputs& in) {
   const MachineProfile& profile = in.profile;
   const bool only_here = hosts.size() == 1 && rank0_is_here(hosts, in);
   if (!profile.master_addr.empty() && (only_here || !loopback_address(profile.master_addr))) {
     return profile.master_addr;
   }
-  if (profile.network_suffix.empty()) return hosts.front();
+  if (profile.network_suffix.empty() || ip_literal(hosts.front())) return hosts.front();
   return fmt::format("{}{}", short_host_name(hosts.front()), profile.network_suffix);
 }
 

@@ -16,6 +16,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include "ezpz/core/address.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/text.hpp"
 #include "ezpz/runtime/listener.hpp"
@@ -94,10 +95,6 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Dist& d) {
   }
 }
 
-bool is_loopback(const std::string& address) {
-  return address.rfind("127.", 0) == 0 || address == "localhost" || address == "::1";
-}
-
 // Gloo's own transport: GLOO_SOCKET_IFNAME as torch honours it; loopback when
 // rank 0 is on loopback (then every rank is on this host); otherwise the
 // address this host's name resolves to.
@@ -106,7 +103,7 @@ std::shared_ptr<gloo::transport::Device> gloo_device(const Env& env, const Dist&
   if (auto ifname = get_nonempty(env, "GLOO_SOCKET_IFNAME")) {
     return Gloo::createDeviceForInterface(*ifname);
   }
-  if (d.world_size == 1 || is_loopback(d.rendezvous.master_addr)) {
+  if (d.world_size == 1 || loopback_address(d.rendezvous.master_addr)) {
     return Gloo::createDeviceForHostname("127.0.0.1");
   }
   return Gloo::createDefaultDevice();
