@@ -31,7 +31,7 @@ expect_true "slurm: warned 20 s after the start ($((${first:-0} - started)) s)" 
   test "$((${first:-0} - started))" -ge 20 -a "$((${first:-0} - started))" -le 22
 verdict=$(cat "$scratch"/runs/*/attempt-1/verdict.json 2>&1)
 expect_eq "slurm: still classified walltime" walltime "$(json_field classification "$verdict")"
-expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1" \
+expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
 expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
 
@@ -48,7 +48,7 @@ expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
 newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)  # ids begin with the date and time
 verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
 expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
-expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1" \
+expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
 
 finish

@@ -349,7 +349,7 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
   SignalFd signal_fd(supervised_signals(ignored));
   SignalForwarder forwarder(launcher, options.grace);
   Watchdogs watchdogs(options);
-  WalltimeWarner warner(options.warning);
+  WalltimeWarner warner(options.warning, options.signal_ranks);
   const Clock::time_point started = Clock::now();
   while (true) {
     std::vector<pollfd> fds{{signal_fd.fd(), POLLIN, 0}};

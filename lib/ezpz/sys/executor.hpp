@@ -49,8 +49,10 @@ struct ProcessOptions {
   std::function<void(const std::string& output_record_path)> take_stacks{};
   // With capture: how much of the output's end the outcome keeps.
   std::size_t tail_bytes = 256 * 1024;
-  // --signal: this signal goes to the launcher at this time (sys/walltime_warner.hpp).
+  // --signal: this signal goes to the launcher at this time (sys/walltime_warner.hpp), or to
+  // signal_ranks (a step on each node signalling its ranks; true when it reached them).
   std::optional<walltime::Schedule> warning{};
+  std::function<bool(int signal)> signal_ranks{};
 };
 
 // The seam's, declared in lib; named here too, where it always was.
