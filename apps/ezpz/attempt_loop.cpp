@@ -308,7 +308,7 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
       if (signal_ranks_everywhere(run.id, signal, context)) return true;
       log::warn("{}", walltime::no_rank_warning(signal, run.id));
     } catch (const Error& e) {
-      log::warn("--signal: the step on each node failed: {}", e.what());
+      log::warn("{}", walltime::step_failed_warning(signal, e.what()));
     }
     return false;
   };

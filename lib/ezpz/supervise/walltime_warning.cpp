@@ -202,6 +202,11 @@ std::string no_rank_warning(int signal, std::string_view run_id) {
                      run_id, signal_name(signal));
 }
 
+std::string step_failed_warning(int signal, std::string_view why) {
+  return fmt::format("--signal: no {} sent: the step on each node failed: {}", signal_name(signal),
+                     why);
+}
+
 std::string verdict_words(const WarnSpec& spec, Delivery delivery) {
   return fmt::format(
       "warned at T-{} s with {} {}", spec.seconds, signal_name(spec.signal),

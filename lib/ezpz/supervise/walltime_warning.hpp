@@ -67,6 +67,8 @@ std::string unknown_end_warning(const WarnSpec& spec, std::string_view why);
 std::string sending_line(const WarnSpec& spec);
 // Said when the node step found no rank of the run on any node to signal.
 std::string no_rank_warning(int signal, std::string_view run_id);
+// Said when the node step could not be planned or started (`why`); the job runs on.
+std::string step_failed_warning(int signal, std::string_view why);
 
 // "warned at T-600 s with SIGUSR1 through the launcher" (or "through a step on each node").
 std::string verdict_words(const WarnSpec& spec, Delivery delivery);

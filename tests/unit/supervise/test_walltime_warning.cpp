@@ -209,6 +209,8 @@ TEST_CASE("what ezpz says and records of the warning", "[walltime]") {
         "step on each node will send it to them");
   CHECK(no_rank_warning(SIGUSR1, "r1") ==
         "--signal: the step on each node found no rank of run r1 to send SIGUSR1 to");
+  CHECK(step_failed_warning(SIGUSR1, "srun: not found") ==
+        "--signal: no SIGUSR1 sent: the step on each node failed: srun: not found");
 }
 
 // Each row, and what lies off it: the launcher only where its row verifiably forwards.
