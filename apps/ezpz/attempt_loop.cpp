@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd_kill.hpp"
 #include "cmd_stacks.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
@@ -220,7 +221,11 @@ std::optional<walltime::Schedule> warning_schedule(const AttemptOptions& o,
                                                    const Context& context) {
   if (o.signal.empty()) return std::nullopt;
   const walltime::WarnSpec spec = walltime::parse_spec(o.signal);
-  walltime::check_forwarded(prepared.planned.launcher, spec.signal);
+  const walltime::Delivery delivery =
+      walltime::delivery_for(prepared.planned.launcher, spec.signal);
+  if (delivery == walltime::Delivery::node_step) {
+    log::info("{}", walltime::node_step_note(spec, prepared.planned.launcher));
+  }
   const sys::JobEnd job =
       sys::read_job_end(prepared.context.scheduler, prepared.context.job_id, context.env);
   if (!job.end) {
@@ -231,7 +236,7 @@ std::optional<walltime::Schedule> warning_schedule(const AttemptOptions& o,
   log::info("--signal {}: the job ends in {} s; {} in {} s", walltime::describe(spec),
             *job.end - now, signal_name(spec.signal),
             walltime::seconds_until_warning(*job.end, now, spec));
-  return walltime::Schedule{.spec = spec, .end = *job.end};
+  return walltime::Schedule{.spec = spec, .end = *job.end, .delivery = delivery};
 }
 
 // After the job has ended, off its critical path: the records beyond the newest
@@ -302,6 +307,15 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
     }
   };
   options.warning = warning;
+  options.signal_ranks = [&run, &context](int signal) {
+    try {  // as take_stacks: the job runs on, warned or not
+      if (signal_ranks_everywhere(run.id, signal, context)) return true;
+      log::warn("{}", walltime::no_rank_warning(signal, run.id));
+    } catch (const Error& e) {
+      log::warn("{}", walltime::step_failed_warning(signal, e.what()));
+    }
+    return false;
+  };
   sys::ProcessExecutor executor(with_python_hook(context), options);
   executor.when_started([&effects] { effects.write_deferred(); });
   const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);

@@ -15,11 +15,14 @@
 
 #include "ezpz/core/env.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
 #include "ezpz/core/signals.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/stage/yeet.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "ezpz/supervise/run_record.hpp"
 #include "ezpz/sys/processes.hpp"
+#include "ezpz/sys/stacks.hpp"
 #include "ezpz/sys/world.hpp"
 #include "plan_options.hpp"
 
@@ -45,6 +48,7 @@ CLI::App* setup_kill(CLI::App& app, KillOptions& o, GlobalOptions& globals) {
   cmd->add_flag("--all-nodes", o.all_nodes,
                 "On every node of the allocation, through the launcher (one rank per node)");
   cmd->add_flag("--on-node", o.on_node)->group("");  // the per-node copy --all-nodes starts
+  cmd->add_flag("--ranks-only", o.ranks_only)->group("");  // launch --signal's per-node copy
   cmd->footer(
       "Examples:\n"
       "  ezpz kill                      # inside a job: this job's runs on this node\n"
@@ -64,6 +68,9 @@ int signal_number(const KillOptions& o) {
                           "QUIT, USR1, USR2, STOP, CONT, ABRT, or 1-64)",
                           o.signal));
 }
+
+// launch --signal's node step may take this long (the launcher starts one ezpz per node).
+constexpr auto k_warning_step_limit = std::chrono::seconds(60);
 
 // The launching ezpz escalates to SIGKILL on its own after its --grace, then records how
 // the run ended: it gets this much longer before kill SIGKILLs it (and the record says lost).
@@ -155,6 +162,20 @@ int kill_here(const KillOptions& o, const Context& context, int signal) {
   return stop(o, targets, signal, prefix);
 }
 
+// The run's ranks on this node, signalled once: launch --signal's warning, which they survive.
+int signal_ranks_here(const KillOptions& o, const Context& context, int signal) {
+  const std::string node = yeet::node_name(context.env, sys::hostname());
+  int failures = 0;
+  for (const sys::SignalResult& r : sys::signal_once(sys::node_ranks(o.run_id, node), signal)) {
+    const std::string action = !r.error.empty() ? fmt::format("failed ({}) to signal", r.error)
+                               : r.gone         ? std::string("found gone")
+                                                : fmt::format("sent {} to", signal_name(signal));
+    if (!r.error.empty()) ++failures;
+    std::printf("%s: %s\n", node.c_str(), kill::describe(r.process, action).c_str());
+  }
+  return failures == 0 ? 0 : 1;
+}
+
 // The same command on every node, one rank each.
 int kill_everywhere(const KillOptions& o, const Context& context) {
   std::vector<std::string> command = {context.self_dir + "/ezpz", "kill", "--on-node",
@@ -178,8 +199,23 @@ int run_kill(const KillOptions& o, const Context& context) {
   if (o.all && (!o.run_id.empty() || !o.job.empty())) {
     throw Error("kill: --all stops every run; give it no run id and no --job");
   }
+  if (o.ranks_only) return signal_ranks_here(o, context, signal);
   if (o.all_nodes && !o.on_node) return kill_everywhere(o, context);
   return kill_here(o, context, signal);
+}
+
+bool signal_ranks_everywhere(const std::string& run_id, int signal, const Context& context) {
+  const std::string output =
+      node_step_output({context.self_dir + "/ezpz", "kill", "--on-node", "--ranks-only", "--signal",
+                        std::to_string(signal), run_id},
+                       k_warning_step_limit, context);
+  bool reached = false;
+  for (std::string_view line : split_lines(output)) {
+    if (line.empty()) continue;
+    log::write("ezpz:   ", std::string(line));
+    reached = reached || line.find(": sent ") != std::string_view::npos;
+  }
+  return reached;
 }
 
 }  // namespace ezpz

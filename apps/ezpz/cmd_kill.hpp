@@ -18,6 +18,7 @@ struct KillOptions {
   bool dry_run = false;
   bool all_nodes = false;
   bool on_node = false;  // set by --all-nodes for the copy on each node
+  bool ranks_only = false;  // the run's ranks only, signalled once (launch --signal's step)
 };
 
 // Declares `ezpz kill` on `app`.
@@ -25,5 +26,10 @@ CLI::App* setup_kill(CLI::App& app, KillOptions& options, GlobalOptions& globals
 
 // Signals the processes ezpz started, here or on every node of the allocation.
 int run_kill(const KillOptions& options, const Context& context);
+
+// launch --signal's node step: `signal` to run `run_id`'s ranks on every node, once, with no
+// grace and no SIGKILL (the ranks must survive a warning), and never to a launcher (most die of
+// a signal they do not handle). Says what each node did; true when a rank was signalled.
+bool signal_ranks_everywhere(const std::string& run_id, int signal, const Context& context);
 
 }  // namespace ezpz

@@ -42,35 +42,6 @@ namespace {
 // The capture's launcher step may take this long (gdb reads libtorch's symbols in seconds).
 constexpr std::chrono::seconds k_capture_limit{120};
 
-// One ezpz per node printing its ranks' stacks, as `ezpz kill --all-nodes` reaches the nodes.
-// srun must be told that the job's own step may keep the CPUs it holds (--overlap).
-LaunchPlan capture_plan(const std::string& run_id, const Context& context) {
-  PlanOptions plan;
-  plan_one_rank_per_host(plan);
-  PreparedLaunch prepared =
-      prepare_launch(plan, {context.self_dir + "/ezpz", "stacks", "--on-node", run_id}, context);
-  LaunchPlan launch = prepared.planned.plan;
-  const std::string& program = launch.argv.front();
-  if (program.substr(program.rfind('/') + 1) == "srun") {
-    launch.argv.insert(launch.argv.begin() + 1, "--overlap");
-  }
-  return tagged_plan(std::move(launch), sys::make_run_id(sys::hostname()));
-}
-
-// What the nodes printed: the capture's stdout, through a file (never the user's terminal).
-std::string capture_output(const std::string& run_id, const Context& context) {
-  char path[] = "/tmp/ezpz-stacks-XXXXXX";
-  const int fd = ::mkstemp(path);
-  if (fd < 0) throw Error("stacks: cannot create a file in /tmp", ExitCode::failure);
-  ::close(fd);
-  sys::ProcessOptions options{
-      .grace = std::chrono::seconds(2), .timeout = k_capture_limit, .stdout_path = path};
-  sys::ProcessExecutor(context.env, options).run_for_outcome(capture_plan(run_id, context));
-  std::string output = sys::read_file_if_present(path).value_or("");
-  ::unlink(path);
-  return output;
-}
-
 // Best effort, as the run record's other files: a full disk must not lose the summary.
 void write_record(const std::string& directory, const std::map<int, std::string>& texts,
                   const std::vector<std::string>& summary) {
@@ -97,7 +68,8 @@ std::string newest_attempt(const std::string& run_dir) {
 }  // namespace
 
 bool take_stacks(const std::string& run_id, const std::string& directory, const Context& context) {
-  const std::map<int, std::string> texts = stacks::untag(capture_output(run_id, context));
+  const std::map<int, std::string> texts = stacks::untag(node_step_output(
+      {context.self_dir + "/ezpz", "stacks", "--on-node", run_id}, k_capture_limit, context));
   std::map<int, std::optional<stacks::Frame>> frames;
   for (const auto& [rank, text] : texts) frames[rank] = stacks::innermost(text);
   const std::vector<std::string> summary = stacks::summary(frames);

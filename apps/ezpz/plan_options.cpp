@@ -137,6 +137,37 @@ void plan_one_rank_per_host(PlanOptions& options) {
 
 namespace {
 
+// srun must be told that the job's own step may keep the CPUs it holds (--overlap).
+LaunchPlan node_step_plan(std::vector<std::string> command, const Context& context) {
+  PlanOptions plan;
+  plan_one_rank_per_host(plan);
+  LaunchPlan launch = prepare_launch(plan, std::move(command), context).planned.plan;
+  const std::string& program = launch.argv.front();
+  if (program.substr(program.rfind('/') + 1) == "srun") {
+    launch.argv.insert(launch.argv.begin() + 1, "--overlap");
+  }
+  return tagged_plan(std::move(launch), sys::make_run_id(sys::hostname()));
+}
+
+}  // namespace
+
+std::string node_step_output(std::vector<std::string> command, std::chrono::seconds limit,
+                             const Context& context) {
+  char path[] = "/tmp/ezpz-step-XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) throw Error("cannot create a file in /tmp", ExitCode::failure);
+  ::close(fd);
+  sys::ProcessOptions options{
+      .grace = std::chrono::seconds(2), .timeout = limit, .stdout_path = path};
+  sys::ProcessExecutor(context.env, options)
+      .run_for_outcome(node_step_plan(std::move(command), context));
+  std::string output = sys::read_file_if_present(path).value_or("");
+  ::unlink(path);
+  return output;
+}
+
+namespace {
+
 std::optional<long> given(const CLI::Option* option, long value) {
   if (option == nullptr || option->count() == 0) return std::nullopt;
   return value;

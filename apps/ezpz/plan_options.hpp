@@ -1,6 +1,7 @@
 #pragma once
 // The options `ezpz launch` and `ezpz test` share, and the steps both take:
 // gather the world, plan, then print the plan or run it.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,13 @@ void refuse_rank_options(const PlanOptions& options);
 // One rank on each host of the allocation, no torch rank contract: how the
 // bundled MPI helpers (the yeet stager, the doctor probe) are planned.
 void plan_one_rank_per_host(PlanOptions& options);
+
+// `command` once on every node (plan_one_rank_per_host) beside a running job, run to its end
+// or `limit`; returns its standard output, through a file (never the user's terminal). Each
+// node's copy finds its node's ranks by their EZPZ_RUN_ID (`ezpz stacks --on-node`, `ezpz kill
+// --on-node --ranks-only`), so the step gets a run id of its own.
+std::string node_step_output(std::vector<std::string> command, std::chrono::seconds limit,
+                             const Context& context);
 
 // Gathers the world and plans `command` (pure planning on gathered values).
 PreparedLaunch prepare_launch(const PlanOptions& options, std::vector<std::string> command,

@@ -2,7 +2,9 @@
 # launch --signal SIG@SECONDS on a simulated two-node PBS job: a stand-in qstat reports the
 # job's stime and walltime, ezpz sends SIGUSR1 through Hydra to every rank SECONDS before the
 # walltime ends, each Python rank catches it and writes a file; the SIGTERM PBS sends at
-# walltime still ends the run as `walltime` (143), and the verdict records the warning.
+# walltime still ends the run as `walltime` (143), and the verdict records the warning. Where
+# the launcher does not pass the signal on (USR2 under Hydra, anything under torchrun), a step
+# on each node signals the ranks instead, and the job goes on.
 # Also: the one warning line when the end cannot be known (the run goes on), and the errors.
 source "$(dirname "$0")/common.sh"
 
@@ -65,9 +67,57 @@ wait "$job_shell"
 expect_eq "pbs: the walltime's SIGTERM: exit 143" 143 "$?"
 verdict=$(cat "$scratch"/runs/*/attempt-1/verdict.json 2>&1)
 expect_eq "pbs: still classified walltime" walltime "$(json_field classification "$verdict")"
-expect_eq "pbs: the verdict records the warning" "warned at T-5 s with SIGUSR1" \
+expect_eq "pbs: the verdict records the warning" "warned at T-5 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
 expect_true "pbs: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
+
+# --- Where the launcher does not pass the signal on: a step on each node signals the ranks ---
+# warned_launch NAME SECONDS OPTIONS...: launch warned_rank.py (sleeping SECONDS, then exiting 0)
+# in a job that ends 15 s from now; every rank's file must appear, and the job go on to exit 0.
+warned_launch() {
+  local name=$1 sleep="$2.$$1"; shift 2
+  rm -f "$scratch/warned"/*
+  started=$(date +%s)
+  qstat_output 00:00:15 >"$scratch/qstat.out"
+  on_exit "kill_marked '/usr/bin/python3 $rank_py $scratch/warned $sleep'"
+  launch_env "$timeout_bin" -k 5 60 "$EZPZ_BIN" launch "$@" -- /usr/bin/python3 "$rank_py" \
+    "$scratch/warned" "$sleep" >"$scratch/$name.out" 2>"$scratch/$name.err"
+  rc=$?
+  err=$(cat "$scratch/$name.err")
+  verdict=$(cat "$(ls -d "$scratch"/runs/*/ | tail -n 1)"/attempt-1/verdict.json 2>&1)
+}
+step_note() {
+  echo "ezpz: --signal $1: the $2 launcher is not known to pass $3 on to the ranks; a step on each node will send it to them"
+}
+
+# Hydra dies of SIGUSR2 (it was refused before the node step): the ranks get it all the same.
+warned_launch hydra-usr2 11 -v --signal USR2@7
+expect_eq "USR2 under Hydra: exit 0, the job went on" 0 "$rc"
+expect_eq "USR2 under Hydra: ranks 0-3 (both hosts) warned" "warned-0 warned-1 warned-2 warned-3" \
+  "$(cd "$scratch/warned" && echo warned-*)"
+expect_eq "USR2 under Hydra: each file names SIGUSR2" "$(printf 'SIGUSR2\n%.0s' 1 2 3 4)" \
+  "$(cat "$scratch/warned"/warned-* 2>&1)"
+expect_true "USR2 under Hydra: ezpz says why the node step" grep -qxF \
+  "$(step_note USR2@7 hydra SIGUSR2)" <<<"$err"
+expect_eq "USR2 under Hydra: the verdict says how" \
+  "warned at T-7 s with SIGUSR2 through a step on each node" "$(json_field warning "$verdict")"
+expect_eq "USR2 under Hydra: two nodes, two ranks each signalled" 4 \
+  "$(grep -c '^ezpz:   n0[12]: sent SIGUSR2 to [0-9]* (run [^)]*): rank [0-3]: ' <<<"$err")"
+
+# torchrun passes no signal on (it dies of SIGUSR1, pytorch/pytorch#154849): every rank on both
+# hosts gets it from the node step, and torchrun lives on.
+warned_launch torchrun-usr1 11 -v --launcher torchrun --signal USR1@7
+expect_eq "torchrun: exit 0, the job went on" 0 "$rc"
+expect_eq "torchrun: ranks 0-3 (both hosts) warned" "warned-0 warned-1 warned-2 warned-3" \
+  "$(cd "$scratch/warned" && echo warned-*)"
+expect_eq "torchrun: each file names SIGUSR1" "$(printf 'SIGUSR1\n%.0s' 1 2 3 4)" \
+  "$(cat "$scratch/warned"/warned-* 2>&1)"
+expect_true "torchrun: ezpz says why the node step" grep -qxF \
+  "$(step_note USR1@7 torchrun SIGUSR1)" <<<"$err"
+expect_eq "torchrun: the verdict says how" \
+  "warned at T-7 s with SIGUSR1 through a step on each node" "$(json_field warning "$verdict")"
+expect_eq "torchrun: the ranks signalled, never torchrun (started by Hydra, it holds PMI_RANK)" \
+  4 "$(grep -c '^ezpz:   n0[12]: sent SIGUSR1 to [0-9]* (run [^)]*): rank [0-3]: /usr/bin/python3 ' <<<"$err")"
 
 # --- Less time left than --signal's seconds: no signal (ranks cannot have caught it yet) -----
 started=$(date +%s)
@@ -103,11 +153,6 @@ run_ezpz bad-spec launch -n 1 --signal USR1@soon -- true
 expect_eq "bad spec: exit 2" 2 "$rc"
 expect_eq "bad spec: the line" \
   "ezpz: error: --signal USR1@soon: expected whole seconds from 1 to 65535 after '@'" "$err"
-run_ezpz not-forwarded launch -n 1 --signal USR2@30 -- true
-expect_eq "USR2 under Hydra: exit 2" 2 "$rc"
-expect_eq "USR2 under Hydra: the line" \
-  "ezpz: error: --signal SIGUSR2: the hydra launcher does not pass it on to the ranks; it passes SIGINT, SIGQUIT, SIGTERM, SIGUSR1" \
-  "$err"
 expect_eq "errors: no run record for a run that never ran" "$records_before" \
   "$(ls "$scratch/runs" | wc -l)"
 

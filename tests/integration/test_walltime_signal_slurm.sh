@@ -3,7 +3,9 @@
 # reads the job's end from squeue (Slurm 22.05 sets no SLURM_JOB_END_TIME), srun passes SIGUSR1
 # on to every task, each Python rank catches it and writes a file; the SIGTERM Slurm sends at
 # the limit still ends the run as `walltime` (143, not retried), and the verdict records the
-# warning. About 1.5 minutes: Slurm's limit is whole minutes, checked every 30 s or so.
+# warning. Under torchrun, which passes no signal on, a step on each node (srun --overlap)
+# signals the ranks instead. About 2 minutes: Slurm's limit is whole minutes, checked every 30 s
+# or so.
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/slurm_common.sh"
 announce_passes
@@ -31,7 +33,7 @@ expect_true "slurm: warned 20 s after the start ($((${first:-0} - started)) s)" 
   test "$((${first:-0} - started))" -ge 20 -a "$((${first:-0} - started))" -le 22
 verdict=$(cat "$scratch"/runs/*/attempt-1/verdict.json 2>&1)
 expect_eq "slurm: still classified walltime" walltime "$(json_field classification "$verdict")"
-expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1" \
+expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
 expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
 
@@ -48,7 +50,20 @@ expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
 newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)  # ids begin with the date and time
 verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
 expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
-expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1" \
+expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
+
+# --- torchrun passes no signal on: a step on each node (srun --overlap) signals the ranks ---
+rm -f "$scratch/warned"/warned-*
+batch_timeout=90
+run_batch torchrun -N 2 --ntasks-per-node=2 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 50)) \
+  launch --launcher torchrun --signal USR1@40 -- /usr/bin/python3 "$rank_py" "$scratch/warned" 20
+expect_eq "torchrun: exit 0, the job went on" 0 "$rc"
+expect_eq "torchrun: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
+  "$(cd "$scratch/warned" && echo warned-*)"
+newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)
+verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
+expect_eq "torchrun: the verdict says how" \
+  "warned at T-40 s with SIGUSR1 through a step on each node" "$(json_field warning "$verdict")"
 
 finish

@@ -48,9 +48,38 @@ TEST_CASE("--signal reaches the launcher at its time and the outcome records it"
   ProcessExecutor executor(path_env(), ProcessOptions{.warning = due_in(1)});
   const ezpz::RunOutcome outcome = executor.run_for_outcome(warned_launcher(dir.file("w"), 50));
   CHECK(outcome.exit_code == 0);
-  CHECK(outcome.warning == "warned at T-30 s with SIGUSR1");
+  CHECK(outcome.warning == "warned at T-30 s with SIGUSR1 through the launcher");
   CHECK(std::filesystem::exists(dir.file("w")));
   CHECK(outcome.total < 3s);
+}
+
+TEST_CASE("--signal by the node step: the launcher is not signalled, the step is asked",
+          "[warner]") {
+  TempDir dir;
+  ezpz::walltime::Schedule schedule = due_in(1);
+  schedule.delivery = ezpz::walltime::Delivery::node_step;
+  int asked = 0;
+  ProcessExecutor executor(
+      path_env(), ProcessOptions{.warning = schedule, .signal_ranks = [&asked](int signal) {
+                                   asked = signal;
+                                   return true;
+                                 }});
+  const ezpz::RunOutcome outcome = executor.run_for_outcome(warned_launcher(dir.file("w"), 20));
+  CHECK(outcome.exit_code == 7);  // ran to its end: no SIGUSR1 reached it
+  CHECK(asked == SIGUSR1);
+  CHECK(outcome.warning == "warned at T-30 s with SIGUSR1 through a step on each node");
+  CHECK_FALSE(std::filesystem::exists(dir.file("w")));
+}
+
+TEST_CASE("a node step that reached no rank records no warning", "[warner]") {
+  TempDir dir;
+  ezpz::walltime::Schedule schedule = due_in(1);
+  schedule.delivery = ezpz::walltime::Delivery::node_step;
+  ProcessExecutor executor(
+      path_env(), ProcessOptions{.warning = schedule, .signal_ranks = [](int) { return false; }});
+  const ezpz::RunOutcome outcome = executor.run_for_outcome(warned_launcher(dir.file("w"), 15));
+  CHECK(outcome.exit_code == 7);
+  CHECK(outcome.warning.empty());
 }
 
 TEST_CASE("a launcher already being stopped gets no warning", "[warner]") {

@@ -6,10 +6,8 @@
 #include <ctime>
 #include <initializer_list>
 #include <span>
-#include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "ezpz/core/env.hpp"
 #include "ezpz/core/error.hpp"
@@ -19,10 +17,14 @@
 namespace ezpz::walltime {
 namespace {
 
-// The signals each launcher passes on to every rank on every node. A signal it does not pass
-// on is refused: most launchers die of one they do not handle, and the job with them.
+// The signals each launcher passes on to every rank on every node, and whether that is
+// verified (tried, or the launcher's own manual). Only a verified row's signals go to the
+// launcher; any other signal, and any launcher without a verified row, goes to the ranks
+// through a step on each node (`ezpz kill --on-node --ranks-only`), which needs nothing of the
+// launcher: most launchers die of a signal they do not handle, and the job with them.
 struct Forwarding {
   std::string_view dialect;
+  bool verified = false;
   std::initializer_list<int> signals;
 };
 // hydra: MPICH 4.0.2's mpiexec sends INT, QUIT, TERM and USR1 on to every proxy (tried, two
@@ -32,26 +34,33 @@ struct Forwarding {
 // with 4.1: both reached both ranks, TERM ended the job).
 // aprun: HPE's list (HUP INT QUIT TERM ABRT USR1 USR2 URG WINCH: "aprun Signal Processing",
 // hpe.com/psnow/resources/ebooks/a00114008en_us_v2/Additional_aprun_Information.html).
-// pals: assumed as aprun, its predecessor, and still unverified. No public document says which
-// signals PALS's mpiexec passes on: its mpiexec(1) is on HPE's support portal only (Open MPI's
-// "Launching with HPE PALS" says to search there); ALCF's user guides name only `qsig -s SIG
-// JOBID` (docs/running-jobs), which signals the job script, not the ranks; HPE's own tools
-// signal a PALS application's ranks with `palsig -n EXEC_HOST -s SIGNUM APID`
-// (common-tools-interface/cti, PALS/Frontend.cpp, PALSApp::kill), and libpals with
-// pals_signal(state, -1, signum) for every rank (pals.h), not through mpiexec. flux and
-// torchrun: none (torchrun dies of USR1, pytorch/pytorch#154849; flux run has its own --signal).
+// pals: UNVERIFIED, so the node step delivers there: its row is aprun's, its predecessor's, a
+// guess kept for the record. No public document says which signals PALS's mpiexec passes on:
+// its mpiexec(1) is on HPE's support portal only (Open MPI's "Launching with HPE PALS" says to
+// search there); ALCF's user guides name only `qsig -s SIG JOBID` (docs/running-jobs), which
+// signals the job script, not the ranks; HPE's own tools signal a PALS application's ranks with
+// `palsig -n EXEC_HOST -s SIGNUM APID` (common-tools-interface/cti, PALS/Frontend.cpp,
+// PALSApp::kill), and libpals with pals_signal(state, -1, signum) for every rank (pals.h), not
+// through mpiexec. A wrong guess would kill Aurora's job instead of warning it. flux and
+// torchrun: no row (torchrun dies of USR1, pytorch/pytorch#154849; flux run has its own
+// --signal).
 const std::array<Forwarding, 5> k_forwarding = {{
-    {"hydra", {SIGINT, SIGQUIT, SIGTERM, SIGUSR1}},
-    {"srun", {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}},
-    {"openmpi", {SIGUSR1, SIGUSR2}},
-    {"aprun", {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT, SIGUSR1, SIGUSR2, SIGURG, SIGWINCH}},
-    {"pals", {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT, SIGUSR1, SIGUSR2, SIGURG, SIGWINCH}},
+    {"hydra", true, {SIGINT, SIGQUIT, SIGTERM, SIGUSR1}},
+    {"srun", true, {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}},
+    {"openmpi", true, {SIGUSR1, SIGUSR2}},
+    {"aprun",
+     true,
+     {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT, SIGUSR1, SIGUSR2, SIGURG, SIGWINCH}},
+    {"pals",
+     false,
+     {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT, SIGUSR1, SIGUSR2, SIGURG, SIGWINCH}},
 }};
 
+// The signals `dialect` verifiably passes on; none without a verified row.
 std::span<const int> forwarded_by(std::string_view dialect) {
   auto row = std::find_if(k_forwarding.begin(), k_forwarding.end(),
                           [dialect](const Forwarding& f) { return f.dialect == dialect; });
-  if (row == k_forwarding.end()) return {};
+  if (row == k_forwarding.end() || !row->verified) return {};
   return {row->signals.begin(), row->signals.size()};
 }
 
@@ -188,23 +197,33 @@ std::string sending_line(const WarnSpec& spec) {
                      spec.seconds, signal_name(spec.signal), describe(spec));
 }
 
-std::string verdict_words(const WarnSpec& spec) {
-  return fmt::format("warned at T-{} s with {}", spec.seconds, signal_name(spec.signal));
+std::string no_rank_warning(int signal, std::string_view run_id) {
+  return fmt::format("--signal: the step on each node found no rank of run {} to send {} to",
+                     run_id, signal_name(signal));
 }
 
-void check_forwarded(std::string_view dialect, int signal) {
+std::string step_failed_warning(int signal, std::string_view why) {
+  return fmt::format("--signal: no {} sent: the step on each node failed: {}", signal_name(signal),
+                     why);
+}
+
+std::string verdict_words(const WarnSpec& spec, Delivery delivery) {
+  return fmt::format(
+      "warned at T-{} s with {} {}", spec.seconds, signal_name(spec.signal),
+      delivery == Delivery::launcher ? "through the launcher" : "through a step on each node");
+}
+
+Delivery delivery_for(std::string_view dialect, int signal) {
   const std::span<const int> passed = forwarded_by(dialect);
-  if (std::find(passed.begin(), passed.end(), signal) != passed.end()) return;
-  if (passed.empty()) {
-    throw Error(fmt::format("--signal {}: the {} launcher passes no signal on to the ranks",
-                            signal_name(signal), dialect));
-  }
-  std::vector<std::string> names;
-  for (int s : passed) names.push_back(signal_name(s));
-  throw Error(
-      fmt::format("--signal {}: the {} launcher does not pass it on to the ranks; it "
-                  "passes {}",
-                  signal_name(signal), dialect, fmt::join(names, ", ")));
+  const bool forwarded = std::find(passed.begin(), passed.end(), signal) != passed.end();
+  return forwarded ? Delivery::launcher : Delivery::node_step;
+}
+
+std::string node_step_note(const WarnSpec& spec, std::string_view dialect) {
+  return fmt::format(
+      "--signal {}: the {} launcher is not known to pass {} on to the ranks; a step on each "
+      "node will send it to them",
+      describe(spec), dialect, signal_name(spec.signal));
 }
 
 }  // namespace ezpz::walltime

@@ -3,7 +3,8 @@
 // ends, so the trainer can checkpoint. Pure: the option's parsing, the job's end time from what
 // the scheduler says (SLURM_JOB_END_TIME, `squeue -o %e`, `qstat -f`), when to send, and which
 // signals each launcher passes on to its ranks. sys/job_end.cpp asks the scheduler; the
-// executor sends the signal to the launcher.
+// executor sends the signal to the launcher, or runs a step on each node that signals the ranks
+// there (sys/walltime_warner.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,10 +21,16 @@ struct WarnSpec {
   bool operator==(const WarnSpec&) const = default;
 };
 
-// When to send it: the spec and the job's end (seconds since the epoch).
+// How the signal reaches the ranks: the launcher passes it on (where it verifiably does), or a
+// step on each node (`ezpz kill --on-node --ranks-only`, as `ezpz kill --all-nodes` reaches
+// the nodes) signals that node's ranks, whatever the launcher does with signals.
+enum class Delivery { launcher, node_step };
+
+// When to send it: the spec, the job's end (seconds since the epoch), and how.
 struct Schedule {
   WarnSpec spec;
   std::int64_t end = 0;
+  Delivery delivery = Delivery::launcher;
 };
 
 // "USR1@600", "SIGUSR1@600", "10@600", "USR1" (60 s, as srun): srun's --signal=[B:]SIG[@TIME]
@@ -58,10 +65,20 @@ std::string unknown_end_warning(const WarnSpec& spec, std::string_view why);
 
 // What ezpz says as it sends the signal, and what the verdict records.
 std::string sending_line(const WarnSpec& spec);
-std::string verdict_words(const WarnSpec& spec);  // "warned at T-600 s with SIGUSR1"
+// Said when the node step found no rank of the run on any node to signal.
+std::string no_rank_warning(int signal, std::string_view run_id);
+// Said when the node step could not be planned or started (`why`); the job runs on.
+std::string step_failed_warning(int signal, std::string_view why);
 
-// Throws Error (exit 2) when launcher dialect `dialect` does not pass `signal` on to every rank
-// (Hydra 4.0 dies of SIGUSR2; torchrun dies of SIGUSR1, pytorch/pytorch#154849).
-void check_forwarded(std::string_view dialect, int signal);
+// "warned at T-600 s with SIGUSR1 through the launcher" (or "through a step on each node").
+std::string verdict_words(const WarnSpec& spec, Delivery delivery);
+
+// The launcher when launcher dialect `dialect` verifiably passes `signal` on to every rank,
+// else the node step (Hydra 4.0 dies of SIGUSR2; torchrun of SIGUSR1, pytorch/pytorch#154849;
+// what PALS passes on is unverified).
+Delivery delivery_for(std::string_view dialect, int signal);
+
+// The line said when the node step will deliver (the launcher is not known to pass it on).
+std::string node_step_note(const WarnSpec& spec, std::string_view dialect);
 
 }  // namespace ezpz::walltime

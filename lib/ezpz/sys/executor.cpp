@@ -374,7 +374,7 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
   SignalFd signal_fd(supervised_signals(ignored));
   SignalForwarder forwarder(launcher, options.grace);
   Watchdogs watchdogs(options);
-  WalltimeWarner warner(options.warning);
+  WalltimeWarner warner(options.warning, options.signal_ranks);
   PartsWatch parts(launcher, options.launcher_parts);
   int part_signal = 0;
   const Clock::time_point started = Clock::now();

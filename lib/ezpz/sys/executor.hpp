@@ -52,8 +52,10 @@ struct ProcessOptions {
   // The launcher's own processes on this node (launcher_table.hpp's `parts`): one dead of a
   // signal stops the launcher, as its own death would (Hydra waits on forever for it).
   std::vector<std::string> launcher_parts{};
-  // --signal: this signal goes to the launcher at this time (sys/walltime_warner.hpp).
+  // --signal: this signal goes to the launcher at this time (sys/walltime_warner.hpp), or to
+  // signal_ranks (a step on each node signalling its ranks; true when it reached them).
   std::optional<walltime::Schedule> warning{};
+  std::function<bool(int signal)> signal_ranks{};
 };
 
 // The seam's, declared in lib; named here too, where it always was.

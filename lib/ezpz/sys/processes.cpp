@@ -174,8 +174,7 @@ void reap_exited(const std::vector<int>& pids) {
   for (int pid : pids) ::waitpid(pid, nullptr, WNOHANG);
 }
 
-std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& targets, int signal,
-                                           std::chrono::milliseconds grace) {
+std::vector<SignalResult> signal_once(const std::vector<kill::Process>& targets, int signal) {
   std::vector<SignalResult> results;
   for (const kill::Process& target : targets) {
     SignalResult result{target, false, false, ""};
@@ -188,6 +187,12 @@ std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& tar
     }
     results.push_back(std::move(result));
   }
+  return results;
+}
+
+std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& targets, int signal,
+                                           std::chrono::milliseconds grace) {
+  std::vector<SignalResult> results = signal_once(targets, signal);
   if (signal == SIGSTOP || signal == SIGCONT) {
     for (SignalResult& r : results) r.gone = r.error.empty();
     return results;

@@ -54,6 +54,9 @@ struct SignalResult {
   std::string error;       // kill(2) failed (EPERM ...)
 };
 
+// Sends `signal` to each process, once, waiting for nothing (`gone`: it had already exited).
+std::vector<SignalResult> signal_once(const std::vector<kill::Process>& targets, int signal);
+
 // Sends `signal` to each process; those still alive after `grace` get SIGKILL
 // (unless `signal` was SIGKILL or a stop/continue signal).
 std::vector<SignalResult> signal_processes(const std::vector<kill::Process>& targets, int signal,

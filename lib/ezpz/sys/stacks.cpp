@@ -32,10 +32,26 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Processes of a run that are never a rank, though the launcher's variables may be in their
-// environment: the launchers, their proxies, and the relay above each rank.
-constexpr std::array<std::string_view, 12> k_not_ranks = {
-    "ezpz",  "ezpz-rankenv", "srun",    "mpiexec", "mpiexec.hydra", "mpirun", "hydra_pmi_proxy",
-    "aprun", "flux",         "prterun", "prted",   "orted"};
+// environment: the launchers, their proxies, and the relay above each rank. torchrun is a
+// Python script (`python3 /usr/bin/torchrun`, `python3 -m torch.distributed.run`): started by
+// Hydra on several hosts it holds Hydra's PMI_RANK, and dies of the SIGUSR1 --signal sends.
+constexpr std::array<std::string_view, 15> k_not_ranks = {"ezpz",
+                                                          "ezpz-rankenv",
+                                                          "srun",
+                                                          "mpiexec",
+                                                          "mpiexec.hydra",
+                                                          "mpirun",
+                                                          "hydra_pmi_proxy",
+                                                          "aprun",
+                                                          "flux",
+                                                          "prterun",
+                                                          "prted",
+                                                          "orted",
+                                                          "torchrun",
+                                                          "torch.distributed.run",
+                                                          "torch.distributed.launch"};
+// How many words of a command may name the launcher: "python3 -m torch.distributed.run".
+constexpr std::size_t k_launcher_words = 3;
 
 // How long faulthandler may take to write a rank's stacks, and eu-stack or gdb to attach and
 // walk them (gdb reads libtorch's symbols in ~5 s).
@@ -93,6 +109,12 @@ Placement placement_of(const std::string& environ) {
   };
   const std::string launcher = kill::environ_value(environ, "EZPZ_LAUNCHER").value_or("");
   Placement placement{.rank = std::nullopt, .host = node_of(environ)};
+  // RANK as the rank itself reads it (ezpz-rankenv's, torchrun's), before the launcher's: a
+  // torchrun rank started through Hydra also holds Hydra's PMI_RANK, its node's number.
+  if (auto rank = parse_count(kill::environ_value(environ, "RANK").value_or(""))) {
+    placement.rank = static_cast<int>(*rank);
+    return placement;
+  }
   for (const auto& [name, value] : map_rank_env(launcher, lookup)) {
     if (auto rank = parse_count(value); rank && name == "RANK")
       placement.rank = static_cast<int>(*rank);
@@ -100,9 +122,14 @@ Placement placement_of(const std::string& environ) {
   return placement;
 }
 
-std::string program_name(const std::string& command) {
-  const std::string program = command.substr(0, command.find(' '));
-  return program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
+// Whether one of the first words of `command` names a launcher (k_not_ranks).
+bool is_launcher(const std::string& command) {
+  const auto words = split(command, ' ');
+  for (std::size_t i = 0; i < std::min(words.size(), k_launcher_words); ++i) {
+    const std::string_view name = words[i].substr(words[i].rfind('/') + 1);
+    if (std::find(k_not_ranks.begin(), k_not_ranks.end(), name) != k_not_ranks.end()) return true;
+  }
+  return false;
 }
 
 // The run's ranks on node `here`: processes a launcher gave a rank there, not launchers,
@@ -112,8 +139,7 @@ std::vector<Rank> ranks_of_run(const std::string& run_id, const std::string& her
   std::vector<Rank> candidates;
   for (const kill::Process& p : list_processes()) {
     if (p.run_id != run_id || p.pid == ::getpid()) continue;
-    const std::string name = program_name(p.command);
-    if (std::find(k_not_ranks.begin(), k_not_ranks.end(), name) != k_not_ranks.end()) continue;
+    if (is_launcher(p.command)) continue;
     auto environ = read_file_if_present(fmt::format("/proc/{}/environ", p.pid));
     const Placement placed = placement_of(environ.value_or(""));
     if (placed.rank && placed.host == here) candidates.push_back({*placed.rank, p});
@@ -188,6 +214,15 @@ std::vector<std::string> native_argv(const std::pair<const NativeTool*, std::str
 }
 
 }  // namespace
+
+std::vector<kill::Process> node_ranks(const std::string& run_id, const std::string& node) {
+  std::vector<kill::Process> processes;
+  for (Rank& r : ranks_of_run(run_id, node)) {
+    r.process.command = fmt::format("rank {}: {}", r.rank, r.process.command);
+    processes.push_back(std::move(r.process));
+  }
+  return processes;
+}
 
 std::optional<std::string> native_stack_tool(const Env& env) {
   if (auto found = find_native_tool(env)) return found->second;

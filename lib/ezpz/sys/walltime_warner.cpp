@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -18,8 +19,11 @@ using std::chrono::milliseconds;
 
 // The epoch time turned into the steady clock's once, so a change of the wall clock meanwhile
 // (NTP) moves nothing. An attempt that starts too late for the signal gets none.
-WalltimeWarner::WalltimeWarner(const std::optional<walltime::Schedule>& schedule) {
+WalltimeWarner::WalltimeWarner(const std::optional<walltime::Schedule>& schedule,
+                               SignalRanks signal_ranks)
+    : signal_ranks_(std::move(signal_ranks)) {
   if (!schedule) return;
+  delivery_ = schedule->delivery;
   const std::int64_t now = epoch_now();
   if (auto line = walltime::too_late_warning(schedule->spec, schedule->end, now)) {
     log::warn("{}", *line);
@@ -41,12 +45,14 @@ std::optional<std::string> WalltimeWarner::send_if_due(pid_t launcher) {
   const walltime::WarnSpec spec = *spec_;
   spec_.reset();
   log::write("ezpz: ", walltime::sending_line(spec));
-  if (::kill(launcher, spec.signal) != 0) {
+  if (delivery_ == walltime::Delivery::node_step) {
+    if (!signal_ranks_ || !signal_ranks_(spec.signal)) return std::nullopt;
+  } else if (::kill(launcher, spec.signal) != 0) {
     log::write("ezpz: ", fmt::format("cannot send {} to the launcher: {}", walltime::describe(spec),
                                      std::strerror(errno)));
     return std::nullopt;
   }
-  return walltime::verdict_words(spec);
+  return walltime::verdict_words(spec, delivery_);
 }
 
 }  // namespace ezpz::sys
