@@ -315,20 +315,30 @@ start_fake_pbs_job() {
     # Rewritten in place, not replaced: /etc/hosts may be a bind mount.
     printf '%s\n' "$kept" >/etc/hosts
   }
+  # Each host its own address, as in a real job (a test may name a host by its address): where
+  # they do not resolve, or not each to its own (the Slurm test cluster's line gives n01..n04
+  # all 127.0.0.1), this test's lines go first in /etc/hosts, where the resolver looks first.
   local missing=() host
   for host in "${fake_hosts[@]}"; do
     getent hosts "$host" >/dev/null || missing+=("$host")
   done
-  if [ "${#missing[@]}" -gt 0 ]; then
+  local distinct
+  distinct=$(for host in "${fake_hosts[@]}"; do getent hosts "$host" | awk '{print $1}'; done |
+    sort -u | wc -l)
+  if [ "${#missing[@]}" -gt 0 ] || [ "$distinct" -ne "$count" ]; then
     if [ "$(id -u)" -ne 0 ] || [ ! -w /etc/hosts ]; then
-      echo "skipped: hosts ${missing[*]} do not resolve, and adding them to /etc/hosts needs root"
+      echo "skipped: hosts ${fake_hosts[*]} do not resolve each to its own address, and adding them to /etc/hosts needs root"
       exit 77
     fi
     on_exit remove_marked_hosts
-    remove_marked_hosts  # stale entries from an interrupted run
-    for host in "${missing[@]}"; do
-      printf '127.0.0.%d %s %s\n' "$((10#${host#n} + 1))" "$host" "$hosts_mark" >>/etc/hosts
-    done
+    local others
+    others=$(grep -v -F -- "$hosts_mark" /etc/hosts)  # less stale entries of an interrupted run
+    {
+      for host in "${fake_hosts[@]}"; do
+        printf '127.0.0.%d %s %s\n' "$((10#${host#n} + 1))" "$host" "$hosts_mark"
+      done
+      printf '%s\n' "$others"
+    } >/etc/hosts  # rewritten in place, not replaced: /etc/hosts may be a bind mount
   fi
   for host in "${fake_hosts[@]}"; do
     if ! getent hosts "$host" >/dev/null; then
