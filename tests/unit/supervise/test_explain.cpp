@@ -207,6 +207,25 @@ TEST_CASE("each fixture log gives its verdict, rule, bad hosts and victim", "[ex
   }
 }
 
+// gloo's lost peer names an address: resolved to one of the job's hosts (as the attempt loop
+// resolves it), that host is the bad node; in a saved log, where nothing resolves, the address
+// is never blamed.
+TEST_CASE("the gloo fixture: the address's host is the victim, never the address", "[explain]") {
+  ExplainInput in{.output = fixture("gloo-peer-lost.out"),
+                  .exit_status = 1,
+                  .hosts = {"nid001234", "nid001235"},
+                  .world_size = 4,
+                  .patterns = bundled_patterns("perlmutter")};
+  const Explanation saved = explain(in);
+  CHECK(to_string(saved.classification.ending) == "application_error");
+  CHECK(saved.classification.bad_hosts.empty());
+  in.address_hosts = {{"10.249.0.12", "nid001235"}};
+  const Explanation resolved = explain(in);
+  CHECK(to_string(resolved.classification.ending) == "bad_node");
+  CHECK(resolved.classification.rule == "peer_lost gloo-closed-by-peer");
+  CHECK(resolved.classification.bad_hosts == std::vector<std::string>{"nid001235"});
+}
+
 TEST_CASE("an explanation reads as a ticket wants it, in text and JSON", "[explain]") {
   const Explanation e = explain({.output = fixture("slurm-srun-killed.out"),
                                  .exit_status = 137,
