@@ -90,7 +90,7 @@ Group ezpz_alone(const Setup& s) {
   std::string cold = s.scratch + "/cold-cache";
   Case first{"  same, profile cache removed before each run",
              {dry_run, with(env, {"XDG_CACHE_HOME=" + cold})}};
-  first.remove_before = cold + "/ezpz/profiles.json";
+  first.remove_before = cold + "/ezpz/profiles.cache";
   alone.cases.push_back(first);
   // ... and here there is nowhere to keep one (EZPZ_RUN_DIR still names the run directory).
   std::vector<std::string> no_home = env;

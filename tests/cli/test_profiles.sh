@@ -14,7 +14,7 @@ expect_eq "EZPZ_MACHINES_PATH overrides the bundled profile" "3" \
 printf 'launcher: hydra\ngpus_per_node: 5\n' > "$mine/local.yaml"
 expect_eq "an edited profile is re-read, not served from the cache" "5" \
   "$(ppn_of EZPZ_MACHINE=local "EZPZ_MACHINES_PATH=$mine")"
-test -s "$scratch/home/.cache/ezpz/profiles.json" && pass || fail "no profile cache written"
+test -s "$scratch/home/.cache/ezpz/profiles.cache" && pass || fail "no profile cache written"
 
 mkdir -p "$scratch/home/.config/ezpz/machines"
 printf 'launcher: hydra\ngpus_per_node: 7\n' > "$scratch/home/.config/ezpz/machines/local.yaml"
@@ -24,6 +24,6 @@ expect_eq "EZPZ_MACHINES_PATH overrides ~/.config" "5" \
 rm "$scratch/home/.config/ezpz/machines/local.yaml"
 expect_eq "a removed profile is no longer used" "1" "$(ppn_of EZPZ_MACHINE=local)"
 
-printf 'not json' > "$scratch/home/.cache/ezpz/profiles.json"
+printf "not a cache" > "$scratch/home/.cache/ezpz/profiles.cache"
 expect_eq "a damaged cache is ignored" "1" "$(ppn_of EZPZ_MACHINE=local)"
 finish

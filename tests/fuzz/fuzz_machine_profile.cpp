@@ -3,7 +3,10 @@
 // text must become a profile or an ezpz::Error naming file, line and key.
 // Any other exception (a yaml-cpp one leaking through included), a crash, a
 // leak or undefined behaviour is a finding, and so is an accepted profile that
-// breaks the rules the launchers rely on.
+// breaks the rules the launchers rely on, or one that does not come back whole
+// from the parsed-profile cache (profile_cache.hpp). The same bytes read as a
+// cache (a file in the user's cache directory) must be a miss or profiles, never
+// a crash or an exception.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -19,6 +22,7 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/launchers.hpp"
 #include "ezpz/profile/machine_profile.hpp"
+#include "ezpz/profile/profile_cache.hpp"
 
 namespace {
 
@@ -91,6 +95,7 @@ void check_profile(const ezpz::MachineProfile& p) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)ezpz::deserialize_profiles(text, "fuzz-key");
   ezpz::MachineProfile profile;
   try {
     profile = ezpz::parse_machine_profile(text, k_source);
@@ -105,5 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Parsing is a function of the text: a second parse must agree (catches
   // reads of uninitialised or stale state).
   if (ezpz::parse_machine_profile(text, k_source) != profile) finding("second parse differs");
+  const auto cached = ezpz::deserialize_profiles(ezpz::serialize_profiles("k", {profile}), "k");
+  if (!cached || cached->size() != 1 || cached->front() != profile) finding("cache round trip");
   return 0;
 }

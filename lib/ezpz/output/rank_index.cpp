@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "ezpz/core/varint.hpp"
 #include "ezpz/output/console.hpp"
 
 namespace ezpz::output {
@@ -9,23 +10,6 @@ namespace {
 
 constexpr unsigned k_line_ends = 1;
 constexpr unsigned k_carriage_return = 2;
-
-void append_varint(std::string& out, std::size_t value) {
-  for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7f) | 0x80);
-  out += static_cast<char>(value);
-}
-
-// Reads one varint off the front of `in`; nullopt when it is cut short or too long.
-std::optional<std::size_t> take_varint(std::string_view& in) {
-  std::size_t value = 0;
-  for (unsigned shift = 0; shift < 64 && !in.empty(); shift += 7) {
-    const auto byte = static_cast<unsigned char>(in.front());
-    in.remove_prefix(1);
-    value |= static_cast<std::size_t>(byte & 0x7f) << shift;
-    if (byte < 0x80) return value;
-  }
-  return std::nullopt;
-}
 
 struct Entry {
   long rank;  // -1: the launcher's

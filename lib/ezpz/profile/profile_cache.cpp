@@ -1,138 +1,181 @@
 #include "ezpz/profile/profile_cache.hpp"
 
 #include <concepts>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "ezpz/core/content_hash.hpp"
+#include "ezpz/core/varint.hpp"
 
 namespace ezpz {
 namespace {
 
-using nlohmann::json;
-
 // The cache is derived from the YAML reader's key tables (profile_keys): each type a
-// key can hold is encoded once below, and a keyed struct is the array of its members
-// in key order, without the names (less to parse at every start-up). The tables
-// themselves are part of the cache key (cache_layout), so a cache written before a
-// key was added, moved or retyped is never read by position.
+// key can hold is encoded once below, and a keyed struct is its members in key order,
+// without the names. Every value is a varint or a varint length and its bytes: decoding
+// is a walk over the text, with no parser and no tree (a JSON cache was a third of a
+// launch's instructions). The tables themselves are part of the cache key
+// (cache_layout), so a cache written before a key was added, moved or retyped is never
+// read by position.
+
+constexpr std::string_view k_magic = "ezpz-profile-cache\n";
 
 template <typename T>
 concept Keyed = std::same_as<T, MachineMatch> || std::same_as<T, CpuBind> ||
     std::same_as<T, GpuBind> || std::same_as<T, BatchDefaults>;
 
-void encode(json& out, const std::string& value) {
-  out = value;
-}
-void encode(json& out, int value) {
-  out = value;
-}
-void encode(json& out, CpuBind::Style style) {
-  out = static_cast<int>(style);
-}
-void encode(json& out, const std::optional<SchedulerKind>& scheduler) {
-  out = scheduler ? std::string(to_string(*scheduler)) : "";
-}
-void encode(json& out, const std::pair<std::string, std::string>& pair) {
-  out = {pair.first, pair.second};
-}
-void encode(json& out, const BadNodePattern& pattern) {
-  out = {pattern.name, pattern.regex};
-}
-template <typename T>
-void encode(json& out, const std::vector<T>& items);
-template <Keyed T>
-void encode(json& out, const T& value);
+// A cache cut short or of another shape: the cache misses.
+struct Malformed {};
 
-// Appends each member that a key of T fills to the array `out`.
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : rest_(text) {}
+  std::uint64_t number() {
+    if (auto value = take_varint(rest_)) return *value;
+    throw Malformed{};
+  }
+  std::string_view bytes() {
+    const std::uint64_t size = number();
+    if (size > rest_.size()) throw Malformed{};
+    std::string_view taken = rest_.substr(0, size);
+    rest_.remove_prefix(size);
+    return taken;
+  }
+  std::size_t remaining() const { return rest_.size(); }
+  bool done() const { return rest_.empty(); }
+
+ private:
+  std::string_view rest_;
+};
+
+// Signed numbers as zigzag varints (-1 -> 1, 1 -> 2).
+std::uint64_t zigzag(int value) {
+  return (static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 31);
+}
+int unzigzag(std::uint64_t value) {
+  return static_cast<int>(static_cast<std::int64_t>(value >> 1) ^
+                          -static_cast<std::int64_t>(value & 1));
+}
+
+void append_bytes(std::string& out, std::string_view bytes) {
+  append_varint(out, bytes.size());
+  out += bytes;
+}
+
+void encode(std::string& out, const std::string& value) {
+  append_bytes(out, value);
+}
+void encode(std::string& out, int value) {
+  append_varint(out, zigzag(value));
+}
+void encode(std::string& out, CpuBind::Style style) {
+  append_varint(out, static_cast<std::uint64_t>(style));
+}
+void encode(std::string& out, const std::optional<SchedulerKind>& scheduler) {
+  append_bytes(out, scheduler ? to_string(*scheduler) : "");
+}
+void encode(std::string& out, const std::pair<std::string, std::string>& pair) {
+  encode(out, pair.first);
+  encode(out, pair.second);
+}
+void encode(std::string& out, const BadNodePattern& pattern) {
+  encode(out, pattern.name);
+  encode(out, pattern.regex);
+}
 template <typename T>
-void encode_members(json& out, const T& value) {
+void encode(std::string& out, const std::vector<T>& items);
+template <Keyed T>
+void encode(std::string& out, const T& value);
+
+// Appends each member that a key of T fills.
+template <typename T>
+void encode_members(std::string& out, const T& value) {
   for (const ProfileKey<T>& key : profile_keys<T>()) {
     std::visit(
         [&](auto member) {
-          if constexpr (!std::is_same_v<decltype(member), std::monostate>)
-            encode(out.emplace_back(), value.*member);
+      if constexpr (!std::is_same_v<decltype(member), std::monostate>) encode(out, value.*member);
         },
         key.member);
   }
 }
 
 template <typename T>
-void encode(json& out, const std::vector<T>& items) {
-  out = json::array();
-  for (const T& item : items) encode(out.emplace_back(), item);
+void encode(std::string& out, const std::vector<T>& items) {
+  append_varint(out, items.size());
+  for (const T& item : items) encode(out, item);
 }
 template <Keyed T>
-void encode(json& out, const T& value) {
-  out = json::array();
+void encode(std::string& out, const T& value) {
   encode_members(out, value);
 }
 
-// Each decode throws json::exception for a value of the wrong shape: the cache misses.
-void decode(const json& in, std::string& value) {
-  value = in.get_ref<const std::string&>();
+// Each decode throws Malformed for a cache cut short or of another shape.
+void decode(Reader& in, std::string& value) {
+  value = in.bytes();
 }
-void decode(const json& in, int& value) {
-  in.get_to(value);
+void decode(Reader& in, int& value) {
+  value = unzigzag(in.number());
 }
-void decode(const json& in, CpuBind::Style& style) {
-  style = static_cast<CpuBind::Style>(in.get<int>());
+void decode(Reader& in, CpuBind::Style& style) {
+  style = static_cast<CpuBind::Style>(in.number());
 }
-void decode(const json& in, std::optional<SchedulerKind>& scheduler) {
-  scheduler = scheduler_from_string(in.get_ref<const std::string&>());
+void decode(Reader& in, std::optional<SchedulerKind>& scheduler) {
+  scheduler = scheduler_from_string(in.bytes());
 }
-void decode(const json& in, std::pair<std::string, std::string>& pair) {
-  decode(in.at(0), pair.first);
-  decode(in.at(1), pair.second);
+void decode(Reader& in, std::pair<std::string, std::string>& pair) {
+  decode(in, pair.first);
+  decode(in, pair.second);
 }
-void decode(const json& in, BadNodePattern& pattern) {
-  decode(in.at(0), pattern.name);
-  decode(in.at(1), pattern.regex);
+void decode(Reader& in, BadNodePattern& pattern) {
+  decode(in, pattern.name);
+  decode(in, pattern.regex);
 }
 template <typename T>
-void decode(const json& in, std::vector<T>& items);
+void decode(Reader& in, std::vector<T>& items);
 template <Keyed T>
-void decode(const json& in, T& value);
+void decode(Reader& in, T& value);
 
-// Reads the members that the keys of T fill from the array `in`, from position `at`.
+// Reads the members that the keys of T fill, in key order.
 template <typename T>
-void decode_members(const json& in, std::size_t at, T& value) {
+void decode_members(Reader& in, T& value) {
   for (const ProfileKey<T>& key : profile_keys<T>()) {
     std::visit(
         [&](auto member) {
-          if constexpr (!std::is_same_v<decltype(member), std::monostate>)
-            decode(in.at(at++), value.*member);
+      if constexpr (!std::is_same_v<decltype(member), std::monostate>) decode(in, value.*member);
         },
         key.member);
   }
 }
 
 template <typename T>
-void decode(const json& in, std::vector<T>& items) {
-  const json::array_t& array = in.get_ref<const json::array_t&>();
-  items.resize(array.size());
-  for (std::size_t i = 0; i < array.size(); ++i) decode(array[i], items[i]);
+void decode(Reader& in, std::vector<T>& items) {
+  const std::uint64_t count = in.number();
+  // Every item takes at least one byte: a count beyond that is a damaged cache, not a
+  // reason to allocate.
+  if (count > in.remaining()) throw Malformed{};
+  items.resize(count);
+  for (T& item : items) decode(in, item);
 }
 template <Keyed T>
-void decode(const json& in, T& value) {
-  decode_members(in, 0, value);
+void decode(Reader& in, T& value) {
+  decode_members(in, value);
 }
 
 // A profile: its file's name and path, then its keys.
-json encode_profile(const MachineProfile& profile) {
-  json out = {profile.name, profile.source};
+void encode_profile(std::string& out, const MachineProfile& profile) {
+  encode(out, profile.name);
+  encode(out, profile.source);
   encode_members(out, profile);
-  return out;
 }
 
-MachineProfile decode_profile(const json& in) {
+MachineProfile decode_profile(Reader& in) {
   MachineProfile profile;
-  decode(in.at(0), profile.name);
-  decode(in.at(1), profile.source);
-  decode_members(in, 2, profile);
+  decode(in, profile.name);
+  decode(in, profile.source);
+  decode_members(in, profile);
   return profile;
 }
 
@@ -166,7 +209,7 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
     hash.add_separator();
   };
   // The encoding of each type above: bump it when one changes. A new key needs no bump.
-  mix("ezpz-profile-cache-v7");
+  mix("ezpz-profile-cache-v8");
   mix(cache_layout());
   for (const ProfileFile& file : files) {
     mix(file.path);
@@ -176,22 +219,26 @@ std::string profile_cache_key(const std::vector<ProfileFile>& files) {
 }
 
 std::string serialize_profiles(std::string_view key, const std::vector<MachineProfile>& profiles) {
-  json cached = {{"key", key}, {"profiles", json::array()}};
-  for (const MachineProfile& profile : profiles)
-    cached["profiles"].push_back(encode_profile(profile));
-  return cached.dump();
+  std::string out(k_magic);
+  append_bytes(out, key);
+  append_varint(out, profiles.size());
+  for (const MachineProfile& profile : profiles) encode_profile(out, profile);
+  return out;
 }
 
 std::optional<std::vector<MachineProfile>> deserialize_profiles(std::string_view text,
                                                                 std::string_view key) {
-  json cached = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!text.starts_with(k_magic)) return std::nullopt;
+  Reader in(text.substr(k_magic.size()));
   try {
-    if (!cached.is_object() || cached.value("key", "") != key) return std::nullopt;
-    std::vector<MachineProfile> profiles;
-    for (const json& profile : cached.at("profiles").get_ref<const json::array_t&>())
-      profiles.push_back(decode_profile(profile));
+    if (in.bytes() != key) return std::nullopt;
+    const std::uint64_t count = in.number();
+    if (count > in.remaining()) return std::nullopt;
+    std::vector<MachineProfile> profiles(count);
+    for (MachineProfile& profile : profiles) profile = decode_profile(in);
+    if (!in.done()) return std::nullopt;
     return profiles;
-  } catch (const json::exception&) {
+  } catch (const Malformed&) {
     return std::nullopt;
   }
 }

@@ -1,11 +1,13 @@
 #pragma once
 // A cache of parsed machine profiles. yaml-cpp spends ~1 ms parsing the
 // bundled profiles, which is most of ezpz's start-up; the cache turns that
-// into one small JSON read. Keyed by the content of every profile file on the
-// search path, so any edit, added or removed file misses. Only successfully
-// parsed sets are cached: a broken profile is always reported. The encoding
-// follows the reader's key tables (profile_keys), which are part of the key:
-// a new key needs no code here and misses every cache written before it.
+// into one small read and a decode of length-prefixed fields. Keyed by the
+// content of every profile file on the search path, so any edit, added or
+// removed file misses (a key of stat fields could miss an edit made within the
+// file system's timestamp granularity). Only successfully parsed sets are
+// cached: a broken profile is always reported. The encoding follows the
+// reader's key tables (profile_keys), which are part of the key: a new key needs
+// no code here and misses every cache written before it.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -12,7 +12,7 @@ LoadedProfiles load_machine_profiles(const Env& env) {
   std::optional<std::string> cache_dir = ezpz_cache_dir(env);
   if (!cache_dir) return load_each_profile(files);
   const std::string key = profile_cache_key(files);
-  const std::string path = *cache_dir + "/profiles.json";
+  const std::string path = *cache_dir + "/profiles.cache";
   if (auto text = read_file_if_present(path)) {
     if (auto cached = deserialize_profiles(*text, key)) return {*cached, {}};
   }

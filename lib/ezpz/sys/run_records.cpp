@@ -1,5 +1,6 @@
 #include "ezpz/sys/run_records.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -165,12 +166,21 @@ std::string newest_run(const std::string& runs_dir) {
 
 namespace {
 
+// readdir rather than std::filesystem: every launch lists the runs directory (50-odd
+// records) to decide whether to prune, and directory_iterator built a path for each.
 std::vector<std::string> record_names(const std::string& runs_dir) {
   std::vector<std::string> names;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(runs_dir, error)) {
-    if (entry.is_directory(error)) names.push_back(entry.path().filename().string());
+  DIR* handle = ::opendir(runs_dir.c_str());
+  if (handle == nullptr) return names;
+  while (const dirent* entry = ::readdir(handle)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const bool directory = entry->d_type == DT_DIR ||
+                           (entry->d_type == DT_UNKNOWN &&
+                            path_kind(runs_dir + "/" + entry->d_name) == PathKind::directory);
+    if (directory) names.emplace_back(name);
   }
+  ::closedir(handle);
   return names;
 }
 

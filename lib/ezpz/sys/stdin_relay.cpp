@@ -69,7 +69,8 @@ bool same_user(int fd) {
 
 }  // namespace
 
-StdinRelay::StdinRelay() : socket_path_(random_name()), buffer_(k_buffer) {
+StdinRelay::StdinRelay()
+    : socket_path_(random_name()), buffer_(std::make_unique_for_overwrite<char[]>(k_buffer)) {
   listener_ = listen_at(socket_path_);
   if (::pipe2(held_.data(), O_CLOEXEC) != 0) throw relay_error("pipe");
   source_ = source_descriptor();
@@ -117,7 +118,7 @@ void StdinRelay::accept_rank() {
 }
 
 void StdinRelay::read_source() {
-  const ssize_t got = ::read(source_, buffer_.data(), buffer_.size());
+  const ssize_t got = ::read(source_, buffer_.get(), k_buffer);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (got <= 0) {  // the end of ezpz's stdin: rank 0's ends too
     close_fd(source_);
@@ -131,8 +132,7 @@ void StdinRelay::read_source() {
 
 void StdinRelay::write_rank() {
   while (written_ < pending_) {
-    const ssize_t sent =
-        ::send(rank_, buffer_.data() + written_, pending_ - written_, MSG_NOSIGNAL);
+    const ssize_t sent = ::send(rank_, buffer_.get() + written_, pending_ - written_, MSG_NOSIGNAL);
     if (sent < 0 && errno == EINTR) continue;
     if (sent < 0 && errno == EAGAIN) return;  // rank 0 reads slowly: poll says when
     if (sent < 0) {  // rank 0 has gone: the rest of the input is not wanted

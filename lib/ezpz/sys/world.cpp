@@ -213,9 +213,14 @@ Env capture_environment() {
   return env;
 }
 
-std::string RealFileReader::read(const std::string& path) const {
+namespace {
+
+// The whole file; nullopt with errno set when it cannot be opened or read. Not by throwing:
+// an absent file is the common case of read_file_if_present, and a launch's first exception
+// costs tens of microseconds of unwinder set-up.
+std::optional<std::string> read_whole_file(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw system_error(path, ExitCode::usage);
+  if (fd.get() < 0) return std::nullopt;
   std::string text;
   char buffer[65536];
   for (;;) {
@@ -224,17 +229,21 @@ std::string RealFileReader::read(const std::string& path) const {
     if (n > 0) {
       text.append(buffer, static_cast<std::size_t>(n));
     } else if (errno != EINTR) {
-      throw system_error(path, ExitCode::usage);
+      return std::nullopt;
     }
   }
 }
 
+}  // namespace
+
+std::string RealFileReader::read(const std::string& path) const {
+  std::optional<std::string> text = read_whole_file(path);
+  if (!text) throw system_error(path, ExitCode::usage);
+  return std::move(*text);
+}
+
 std::optional<std::string> read_file_if_present(const std::string& path) {
-  try {
-    return RealFileReader().read(path);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  return read_whole_file(path);
 }
 
 std::string current_directory() {
