@@ -226,7 +226,7 @@ std::string submitter_path(SchedulerKind kind, const Env& env) {
 // removed afterwards (they keep their own copy), unless --script-out kept it.
 int submit(const SubmitOptions& o, const std::string& script, const std::string& program,
            const Env& env) {
-  sys::ScratchDirectory scratch(env);
+  sys::ScratchDirectory scratch(env, "ezpz-submit");
   std::string path = o.script_out.value_or(scratch.path() + "/job.sh");
   if (!o.script_out) sys::write_script(path, script, "submit: script");
   sys::SubmitOutcome outcome = sys::run_submitter(program, path, scratch, env);

@@ -153,17 +153,14 @@ LaunchPlan node_step_plan(std::vector<std::string> command, const Context& conte
 
 std::string node_step_output(std::vector<std::string> command, std::chrono::seconds limit,
                              const Context& context) {
-  char path[] = "/tmp/ezpz-step-XXXXXX";
-  const int fd = ::mkstemp(path);
-  if (fd < 0) throw Error("cannot create a file in /tmp", ExitCode::failure);
-  ::close(fd);
+  // Removed however this returns (an exception, ezpz interrupted while the step runs).
+  const sys::ScratchDirectory scratch(context.env, "ezpz-step");
+  const std::string path = scratch.path() + "/output";
   sys::ProcessOptions options{
       .grace = std::chrono::seconds(2), .timeout = limit, .stdout_path = path};
   sys::ProcessExecutor(context.env, options)
       .run_for_outcome(node_step_plan(std::move(command), context));
-  std::string output = sys::read_file_if_present(path).value_or("");
-  ::unlink(path);
-  return output;
+  return sys::read_file_if_present(path).value_or("");
 }
 
 namespace {

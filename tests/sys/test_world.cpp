@@ -104,6 +104,35 @@ TEST_CASE("RealFileReader reads whole files and names the path on failure", "[wo
   CHECK(directory->code() == ExitCode::usage);
 }
 
+TEST_CASE("read_file_if_present: the text, or nothing for what cannot be read", "[world]") {
+  TempDir dir;
+  put(dir / "file", "text");
+  CHECK(ezpz::sys::read_file_if_present(dir / "file") == "text");
+  CHECK_FALSE(ezpz::sys::read_file_if_present(dir / "absent"));
+  fs::create_directory(dir / "sub");
+  CHECK_FALSE(ezpz::sys::read_file_if_present(dir / "sub"));
+}
+
+TEST_CASE("ScratchDirectory: private, under TMPDIR, gone with what it holds", "[world]") {
+  TempDir dir;
+  fs::create_directory(dir / "tmp");
+  std::string path;
+  {
+    const ezpz::sys::ScratchDirectory scratch(Env{{"TMPDIR", dir / "tmp"}}, "ezpz-step");
+    path = scratch.path();
+    CHECK(path.starts_with(dir / "tmp/ezpz-step."));
+    CHECK((fs::status(path).permissions() & fs::perms::all) == fs::perms::owner_all);
+    put(path + "/output", "text");
+  }
+  CHECK_FALSE(fs::exists(path));
+  auto error = caught([] {
+    ezpz::sys::ScratchDirectory(Env{{"TMPDIR", "/nonexistent"}}, "ezpz-step");
+  });
+  REQUIRE(error);
+  CHECK(std::string(error->what()) ==
+        "a temporary directory in /nonexistent: No such file or directory");
+}
+
 TEST_CASE("hostname is the kernel's", "[world]") {
   char expected[256] = {};
   ::gethostname(expected, sizeof expected - 1);

@@ -13,25 +13,6 @@
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
-namespace {
-
-[[noreturn]] void fail(std::string_view origin, const std::string& path, int error) {
-  throw Error(fmt::format("{}: {}: {}", origin, path, std::strerror(error)), ExitCode::failure);
-}
-
-}  // namespace
-
-ScratchDirectory::ScratchDirectory(const Env& env) {
-  std::string base = get_nonempty(env, "TMPDIR").value_or("/tmp");
-  std::string pattern = base + "/ezpz-submit.XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) fail("submit: temporary directory", pattern, errno);
-  path_ = pattern;
-}
-
-ScratchDirectory::~ScratchDirectory() {
-  std::error_code ignored;  // nothing to do about a leftover in $TMPDIR while unwinding
-  std::filesystem::remove_all(path_, ignored);
-}
 
 void write_script(const std::string& path, std::string_view text, std::string_view origin) {
   try {

@@ -5,23 +5,9 @@
 #include <string_view>
 
 #include "ezpz/core/env.hpp"
+#include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
-
-// A private directory (mode 0700) under $TMPDIR (else /tmp), removed with
-// everything in it when this goes out of scope: where the script waits for
-// qsub/sbatch, which copy it at submission.
-class ScratchDirectory {
- public:
-  explicit ScratchDirectory(const Env& env);
-  ~ScratchDirectory();
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Writes `text` to `path` atomically (a sibling temporary file, renamed over
 // it), mode 0644. Throws Error naming `origin` and the path on failure.

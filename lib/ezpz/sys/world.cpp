@@ -246,6 +246,18 @@ std::optional<std::string> read_file_if_present(const std::string& path) {
   return read_whole_file(path);
 }
 
+ScratchDirectory::ScratchDirectory(const Env& env, std::string_view prefix) {
+  const std::string base = get_nonempty(env, "TMPDIR").value_or("/tmp");
+  std::string pattern = fmt::format("{}/{}.XXXXXX", base, prefix);
+  if (::mkdtemp(pattern.data()) == nullptr) throw system_error("a temporary directory in " + base);
+  path_ = pattern;
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  std::error_code ignored;  // nothing to do about a leftover in $TMPDIR while unwinding
+  std::filesystem::remove_all(path_, ignored);
+}
+
 std::string current_directory() {
   std::error_code error;
   std::filesystem::path cwd = std::filesystem::current_path(error);

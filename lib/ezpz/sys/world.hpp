@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ezpz/core/env.hpp"
@@ -38,6 +39,21 @@ class RealCommandReader : public CommandReader {
 
 // The whole file, or nullopt when it cannot be read (for optional files: caches, summaries).
 std::optional<std::string> read_file_if_present(const std::string& path);
+
+// A private directory (mode 0700) under $TMPDIR (else /tmp), named `<prefix>.XXXXXX`, removed
+// with everything in it when this goes out of scope: where a submitted script waits for
+// qsub/sbatch, or a node step's output for ezpz.
+class ScratchDirectory {
+ public:
+  ScratchDirectory(const Env& env, std::string_view prefix);
+  ~ScratchDirectory();
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // The current directory (getcwd).
 std::string current_directory();
