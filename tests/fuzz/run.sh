@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan, in their own build
 # directory) and runs each for SECONDS (default 60) from its committed seed
-# corpus. Exits non-zero on any crash, leak, undefined behaviour, out-of-memory
-# or timeout; the input that caused it is left under BUILD/fuzz/TARGET/.
+# corpus, as many at once as there are cores. Exits non-zero
+# on any crash, leak, undefined behaviour, out-of-memory or timeout; the input
+# that caused it is left under BUILD/fuzz/TARGET/.
 #
 #   tests/fuzz/run.sh [SECONDS]       EZPZ_FUZZ_BUILD=DIR to build elsewhere
 set -euo pipefail
@@ -19,14 +20,14 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DEZPZ_FUZZ=ON -DEZPZ_BUILD_TE
 cmake --build "$build" -j2 --target ezpz_fuzz
 
 export UBSAN_OPTIONS=print_stacktrace=1
-failed=()
-for target in hostlist hostfile machine_profile rank_records; do
-  dir=$build/fuzz/$target
+# fuzz TARGET: run TARGET's fuzzer for SECONDS; its exit status goes to DIR/status.
+fuzz() {
+  local target=$1 dir=$build/fuzz/$1
   # New inputs go to a scratch corpus (kept between local runs, so that they
   # accumulate); the committed seeds are only read.
   mkdir -p "$dir/corpus" "$dir/artifacts"
-  seeds=("$root/tests/fuzz/corpus/$target")
-  options=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$dir/artifacts/"
+  local seeds=("$root/tests/fuzz/corpus/$target")
+  local options=(-max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$dir/artifacts/"
            # An input that runs this long is a hang: the largest legal
            # expansions take about 10 s under ASan.
            -timeout=120)
@@ -39,14 +40,34 @@ for target in hostlist hostfile machine_profile rank_records; do
     # Real names (Slurm's) are far shorter than this.
     hostlist) options+=(-max_len=256) ;;
   esac
-  log=$dir/fuzz.log
-  echo "fuzz: $target for ${seconds}s (log $log)"
-  status=0
-  "$build/tests/fuzz/fuzz_$target" "${options[@]}" "$dir/corpus" "${seeds[@]}" >"$log" 2>&1 ||
+  local status=0
+  "$build/tests/fuzz/fuzz_$target" "${options[@]}" "$dir/corpus" "${seeds[@]}" >"$dir/fuzz.log" 2>&1 ||
     status=$?
+  echo "$status" >"$dir/status"
+}
+
+# Each fuzzer is one single-threaded process: as many run at once as there are cores, each
+# still for SECONDS, so that CI's 2 cores fuzz the 4 targets in 2 rounds, not 4.
+targets=(hostlist hostfile machine_profile rank_records)
+jobs=$(nproc)
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  rm -f "$build/fuzz/$target/status"
+  echo "fuzz: $target for ${seconds}s (log $build/fuzz/$target/fuzz.log)"
+  fuzz "$target" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+for target in "${targets[@]}"; do
+  dir=$build/fuzz/$target
+  log=$dir/fuzz.log
+  status=$(cat "$dir/status" 2>/dev/null || echo none)
   # A UBSan report that did not abort (a check built without
   # -fno-sanitize-recover) still fails the run.
-  if [ "$status" -ne 0 ] || grep -aq 'runtime error:' "$log"; then
+  if [ "$status" != 0 ] || grep -aq 'runtime error:' "$log"; then
     failed+=("$target")
     grep -aE -B2 -A30 'ERROR:|runtime error:|==[0-9]+==|fuzz_[a-z_]+: ' "$log" | head -80 >&2 || tail -40 "$log" >&2
     echo "fuzz: $target FAILED (exit $status); inputs in $dir/artifacts/; reproduce with" \

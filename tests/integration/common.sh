@@ -402,3 +402,18 @@ run_ezpz() {
   out=$(cat "$scratch/$name.out")
   err=$(cat "$scratch/$name.err")
 }
+
+# run_ezpz_bg NAME [VAR=VALUE...] ARGS...: run_ezpz in the background (under launch_env as it
+# is defined now), for cases that wait on their own clocks and can run side by side;
+# ezpz_done NAME then waits for it and sets out, err and rc as run_ezpz does.
+declare -A ezpz_bg_pids=()
+run_ezpz_bg() {
+  { run_ezpz "$@"; echo "$rc" >"$scratch/$1.rc"; } &
+  ezpz_bg_pids[$1]=$!
+}
+ezpz_done() {
+  wait "${ezpz_bg_pids[$1]}"
+  rc=$(cat "$scratch/$1.rc" 2>/dev/null || echo none)
+  out=$(cat "$scratch/$1.out")
+  err=$(cat "$scratch/$1.err")
+}

@@ -118,6 +118,13 @@ job_ended() {
 # most, then cancel it. Sets job_id, rc (ezpz's status, or "none" when it did
 # not finish), out and err (ezpz's stdout and stderr).
 run_batch() {
+  if submit_batch "$@"; then wait_batch "$1" "$job_id" "$submitted_ms"; fi
+}
+
+# submit_batch NAME SBATCH-OPTIONS... -- [VAR=VALUE...] EZPZ-ARGS...: run_batch's
+# submission alone, for a job that runs while the test does more; wait_batch NAME
+# JOB SUBMITTED_MS later. Sets job_id and submitted_ms; fails (rc none) when sbatch does.
+submit_batch() {
   local name=$1; shift
   local -a sbatch_options=() vars=()
   while [ "$1" != -- ]; do sbatch_options+=("$1"); shift; done
@@ -126,15 +133,25 @@ run_batch() {
   write_batch "$name" "$@"
   rm -f "$scratch/$name.rc" "$scratch/$name.out" "$scratch/$name.err"
   mark_logs
+  submitted_ms=$(now_ms)
   job_id=$(submit_env "${vars[@]}" sbatch --parsable --job-name="$job_name" -D "$scratch/work" \
     -o "$scratch/$name.slurm" "${sbatch_options[@]}" "$scratch/$name.sh" 2>"$scratch/$name.sbatch")
   if [[ ! $job_id =~ ^[0-9]+$ ]]; then
     fail "$name: sbatch failed"; sed "s/^/  $name: sbatch: /" "$scratch/$name.sbatch" >&2
     rc=none out="" err=""
-    return
+    return 1
   fi
-  if ! wait_until "${batch_timeout:-60}" job_ended "$job_id"; then
-    fail "$name: job $job_id not over within ${batch_timeout:-60} s (state $(job_state "$job_id"))"
+}
+
+# wait_batch NAME JOB SUBMITTED_MS: wait until JOB has ended, at most ${batch_timeout:-60} s
+# after SUBMITTED_MS (now_ms when it was submitted), then cancel it. Sets job_id, rc, out
+# and err as run_batch does.
+wait_batch() {
+  local name=$1 timeout=${batch_timeout:-60} left
+  job_id=$2
+  left=$(((timeout * 1000 - ($(now_ms) - $3) + 999) / 1000))
+  if ! wait_until "$((left > 1 ? left : 1))" job_ended "$job_id"; then
+    fail "$name: job $job_id not over within $timeout s (state $(job_state "$job_id"))"
     scancel "$job_id" 2>/dev/null
   fi
   rc=$(cat "$scratch/$name.rc" 2>/dev/null || echo none)

@@ -76,16 +76,44 @@ expect_eq "hook: the user's sitecustomize still runs" $'user sitecustomize ran\n
 
 # --- A native program hung the same way: eu-stack's stacks, and gdb's -------------------
 # Each tool alone on PATH (with the pinned MPI programs): eu-stack, the faster, is taken first.
+# The native cases run side by side (each run_ezpz_bg under the launch_env defined just before
+# it; a native rank takes no time to start, and a native capture may take 60 s), then each is
+# checked in turn.
 if command -v cc >/dev/null; then
   cc -g -O0 -o "$scratch/hang" "$EZPZ_SRC/tests/fixtures/native/hang.c"
   source_line() { grep -n "$1" "$EZPZ_SRC/tests/fixtures/native/hang.c" | cut -d: -f1; }
+  tools=()
   for tool in eu-stack gdb; do
     if ! command -v "$tool" >/dev/null; then
       echo "skipped: the native case with $tool (not installed)"
       continue
     fi
+    tools+=("$tool")
     launch_env() { clean_env env -u MASTER_PORT PATH="$(only_path "$tool")" "$@"; }
-    run_ezpz "native-$tool" HANG_RANK=1 launch -n 3 --idle-timeout 3 -- "$scratch/hang"
+    run_ezpz_bg "native-$tool" HANG_RANK=1 launch -n 3 --idle-timeout 3 -- "$scratch/hang"
+  done
+  # Neither tool on PATH: every native rank says why it has no stack.
+  launch_env() { clean_env env -u MASTER_PORT PATH="$mpi_bin" "$@"; }
+  run_ezpz_bg no-tools HANG_RANK=1 launch -n 2 --idle-timeout 3 -- "$scratch/hang"
+  # A rank the tool cannot attach to (a debugger already traces it: the same failure as where
+  # ptrace is forbidden): its file keeps the tool's own words, the summary says no stack.
+  traced=false
+  if command -v eu-stack >/dev/null || command -v gdb >/dev/null; then
+    traced=true
+    launch_env() { clean_env env -u MASTER_PORT "$@"; }
+    run_ezpz_bg traced HANG_RANK=1 HANG_TRACED=1 launch -n 2 --idle-timeout 3 -- "$scratch/hang"
+  fi
+  # The capture plans its own launch, as `ezpz kill --all-nodes` does: with no mpiexec on PATH
+  # (the job's named by --launcher-program) it fails, and says so, and the job is still stopped.
+  mkdir -p "$scratch/no-mpi"
+  ln -s "$(command -v gdb || command -v eu-stack)" "$scratch/no-mpi/gdb"
+  launch_env() { clean_env env -u MASTER_PORT PATH="$scratch/no-mpi" "$@"; }
+  run_ezpz_bg no-mpi HANG_RANK=1 launch --launcher-program "$(command -v mpiexec.hydra)" -n 2 \
+    --idle-timeout 3 -- "$scratch/hang"
+  launch_env() { clean_env env -u MASTER_PORT "$@"; }
+
+  for tool in "${tools[@]}"; do
+    ezpz_done "native-$tool"
     expect_eq "native, $tool: exit status 124" 124 "$rc"
     expect_eq "native, $tool: the summary" \
       "ranks 0,2: in wait_for_peers (hang.c:$(source_line 'pause()'))
@@ -93,36 +121,24 @@ rank 1: in straggle (hang.c:$(source_line 'sleep(seconds)'))" "$(summary_of "$er
     expect_match "native, $tool: rank-1.txt holds $tool's stacks" "native stacks \\($tool\\)\$" \
       "$(head -1 "$(stacks_dir "$err")/rank-1.txt")"
   done
-  # Neither tool on PATH: every native rank says why it has no stack.
-  launch_env() { clean_env env -u MASTER_PORT PATH="$mpi_bin" "$@"; }
-  run_ezpz no-tools HANG_RANK=1 launch -n 2 --idle-timeout 3 -- "$scratch/hang"
+  ezpz_done no-tools
   expect_eq "no tool: still 124" 124 "$rc"
   expect_eq "no tool: the summary" "ranks 0-1: no stack" "$(summary_of "$err")"
   expect_match "no tool: rank-0.txt says why" \
     "^# rank 0 \\(pid [0-9]+\\) on $(hostname -s): no stack: no Python hook in it and neither eu-stack nor gdb on PATH\$" \
     "$(cat "$(stacks_dir "$err")/rank-0.txt" 2>&1)"
-  # A rank the tool cannot attach to (a debugger already traces it: the same failure as where
-  # ptrace is forbidden): its file keeps the tool's own words, the summary says no stack.
-  if command -v eu-stack >/dev/null || command -v gdb >/dev/null; then
-    launch_env() { clean_env env -u MASTER_PORT "$@"; }
-    run_ezpz traced HANG_RANK=1 HANG_TRACED=1 launch -n 2 --idle-timeout 3 -- "$scratch/hang"
+  if $traced; then
+    ezpz_done traced
     expect_eq "traced: still 124" 124 "$rc"
     expect_eq "traced: the summary" "ranks 0-1: no stack" "$(summary_of "$err")"
     expect_true "traced: rank-0.txt says why" \
       grep -q 'Operation not permitted' "$(stacks_dir "$err")/rank-0.txt"
   fi
-  # The capture plans its own launch, as `ezpz kill --all-nodes` does: with no mpiexec on PATH
-  # (the job's named by --launcher-program) it fails, and says so, and the job is still stopped.
-  mkdir -p "$scratch/no-mpi"
-  ln -s "$(command -v gdb || command -v eu-stack)" "$scratch/no-mpi/gdb"
-  launch_env() { clean_env env -u MASTER_PORT PATH="$scratch/no-mpi" "$@"; }
-  run_ezpz no-mpi HANG_RANK=1 launch --launcher-program "$(command -v mpiexec.hydra)" -n 2 \
-    --idle-timeout 3 -- "$scratch/hang"
+  ezpz_done no-mpi
   expect_eq "no launcher for the capture: still 124" 124 "$rc"
   expect_eq "no launcher for the capture: the warning" \
     "ezpz: warning: stacks not taken: mpiexec: launcher not found on PATH" \
     "$(grep '^ezpz: warning: stacks' <<<"$err")"
-  launch_env() { clean_env env -u MASTER_PORT "$@"; }
 else
   echo "skipped: the native case (no cc)"
 fi

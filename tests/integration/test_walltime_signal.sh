@@ -72,31 +72,37 @@ expect_eq "pbs: the verdict records the warning" "warned at T-5 s with SIGUSR1 t
 expect_true "pbs: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
 
 # --- Where the launcher does not pass the signal on: a step on each node signals the ranks ---
-# warned_launch NAME SECONDS OPTIONS...: launch warned_rank.py (sleeping SECONDS, then exiting 0)
-# in a job that ends 15 s from now; every rank's file must appear, and the job go on to exit 0.
+# Both cases run at once, in a job that ends 15 s from now, each in its own directories (the
+# node steps must each signal their own run's ranks alone).
+# warned_launch NAME SECONDS OPTIONS...: start warned_rank.py (sleeping SECONDS, then exiting 0)
+# in the background; warned_result NAME then waits for it: every rank's file must appear in
+# $scratch/warned-NAME, and the job go on to exit 0.
 warned_launch() {
   local name=$1 sleep="$2.$$1"; shift 2
-  rm -f "$scratch/warned"/*
-  started=$(date +%s)
-  qstat_output 00:00:15 >"$scratch/qstat.out"
-  on_exit "kill_marked '/usr/bin/python3 $rank_py $scratch/warned $sleep'"
-  launch_env "$timeout_bin" -k 5 60 "$EZPZ_BIN" launch "$@" -- /usr/bin/python3 "$rank_py" \
-    "$scratch/warned" "$sleep" >"$scratch/$name.out" 2>"$scratch/$name.err"
-  rc=$?
-  err=$(cat "$scratch/$name.err")
-  verdict=$(cat "$(ls -d "$scratch"/runs/*/ | tail -n 1)"/attempt-1/verdict.json 2>&1)
+  mkdir -p "$scratch/warned-$name"
+  on_exit "kill_marked '/usr/bin/python3 $rank_py $scratch/warned-$name $sleep'"
+  run_ezpz_bg "$name" EZPZ_RUNS_DIR="$scratch/runs-$name" launch "$@" -- \
+    /usr/bin/python3 "$rank_py" "$scratch/warned-$name" "$sleep"
+}
+warned_result() {
+  ezpz_done "$1"
+  verdict=$(cat "$scratch"/runs-"$1"/*/attempt-1/verdict.json 2>&1)
 }
 step_note() {
   echo "ezpz: --signal $1: the $2 launcher is not known to pass $3 on to the ranks; a step on each node will send it to them"
 }
+started=$(date +%s)
+qstat_output 00:00:15 >"$scratch/qstat.out"
+warned_launch hydra-usr2 11 -v --signal USR2@7
+warned_launch torchrun-usr1 11 -v --launcher torchrun --signal USR1@7
 
 # Hydra dies of SIGUSR2 (it was refused before the node step): the ranks get it all the same.
-warned_launch hydra-usr2 11 -v --signal USR2@7
+warned_result hydra-usr2
 expect_eq "USR2 under Hydra: exit 0, the job went on" 0 "$rc"
 expect_eq "USR2 under Hydra: ranks 0-3 (both hosts) warned" "warned-0 warned-1 warned-2 warned-3" \
-  "$(cd "$scratch/warned" && echo warned-*)"
+  "$(cd "$scratch/warned-hydra-usr2" && echo warned-*)"
 expect_eq "USR2 under Hydra: each file names SIGUSR2" "$(printf 'SIGUSR2\n%.0s' 1 2 3 4)" \
-  "$(cat "$scratch/warned"/warned-* 2>&1)"
+  "$(cat "$scratch/warned-hydra-usr2"/warned-* 2>&1)"
 expect_true "USR2 under Hydra: ezpz says why the node step" grep -qxF \
   "$(step_note USR2@7 hydra SIGUSR2)" <<<"$err"
 expect_eq "USR2 under Hydra: the verdict says how" \
@@ -106,12 +112,12 @@ expect_eq "USR2 under Hydra: two nodes, two ranks each signalled" 4 \
 
 # torchrun passes no signal on (it dies of SIGUSR1, pytorch/pytorch#154849): every rank on both
 # hosts gets it from the node step, and torchrun lives on.
-warned_launch torchrun-usr1 11 -v --launcher torchrun --signal USR1@7
+warned_result torchrun-usr1
 expect_eq "torchrun: exit 0, the job went on" 0 "$rc"
 expect_eq "torchrun: ranks 0-3 (both hosts) warned" "warned-0 warned-1 warned-2 warned-3" \
-  "$(cd "$scratch/warned" && echo warned-*)"
+  "$(cd "$scratch/warned-torchrun-usr1" && echo warned-*)"
 expect_eq "torchrun: each file names SIGUSR1" "$(printf 'SIGUSR1\n%.0s' 1 2 3 4)" \
-  "$(cat "$scratch/warned"/warned-* 2>&1)"
+  "$(cat "$scratch/warned-torchrun-usr1"/warned-* 2>&1)"
 expect_true "torchrun: ezpz says why the node step" grep -qxF \
   "$(step_note USR1@7 torchrun SIGUSR1)" <<<"$err"
 expect_eq "torchrun: the verdict says how" \

@@ -4,18 +4,56 @@
 # on to every task, each Python rank catches it and writes a file; the SIGTERM Slurm sends at
 # the limit still ends the run as `walltime` (143, not retried), and the verdict records the
 # warning. Under torchrun, which passes no signal on, a step on each node (srun --overlap)
-# signals the ranks instead. About 2 minutes: Slurm's limit is whole minutes, checked every 30 s
-# or so.
+# signals the ranks instead. About 1.5 minutes: Slurm's limit is whole minutes, checked every
+# 30 s or so; the two shorter jobs run while the limit's job waits for its end (after its
+# warning, so that nothing else runs when its timing is checked), each job with its own
+# directories (the cluster's nodes are shared, OverSubscribe=FORCE).
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/slurm_common.sh"
 announce_passes
 
-mkdir -p "$scratch/warned"
 rank_py="$EZPZ_SRC/tests/fixtures/python/warned_rank.py"
+mkdir -p "$scratch/warned" "$scratch/warned-env" "$scratch/warned-torchrun"
+# every rank of the limit's job has written its file
+all_warned() { [ "$(cd "$scratch/warned" && echo warned-*)" == "warned-0 warned-1 warned-2 warned-3" ]; }
 
 batch_timeout=150
-run_batch warn -N 2 --ntasks-per-node=2 --time=1 -- --background launch --signal USR1@40 -- \
-  /usr/bin/python3 "$rank_py" "$scratch/warned" 300
+submit_batch warn -N 2 --ntasks-per-node=2 --time=1 -- EZPZ_RUNS_DIR="$scratch/runs-warn" \
+  --background launch --signal USR1@40 -- /usr/bin/python3 "$rank_py" "$scratch/warned" 300
+warn_job=$job_id warn_submitted=$submitted_ms
+# The warning comes 20 s after the start; the limit's SIGTERM 60 to 90 s after it.
+wait_until 60 all_warned
+
+# --- SLURM_JOB_END_TIME (newer Slurm sets it) comes before squeue -----------------------
+# An end 45 s away puts USR1@43 2 s after the start, long before squeue's 60 s limit would;
+# the rank is warned, then ends on its own: a success that records the warning.
+batch_timeout=60
+run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 45)) \
+  EZPZ_RUNS_DIR="$scratch/runs-env" launch --signal USR1@43 -- \
+  /usr/bin/python3 "$rank_py" "$scratch/warned-env" 8
+expect_eq "end from the environment: exit 0" 0 "$rc"
+expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
+  "$(cat "$scratch/warned-env/warned-0" 2>&1)"
+verdict=$(cat "$scratch"/runs-env/*/attempt-1/verdict.json 2>&1)
+expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
+expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1 through the launcher" \
+  "$(json_field warning "$verdict")"
+
+# --- torchrun passes no signal on: a step on each node (srun --overlap) signals the ranks ---
+batch_timeout=90
+run_batch torchrun -N 2 --ntasks-per-node=2 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 50)) \
+  EZPZ_RUNS_DIR="$scratch/runs-torchrun" launch --launcher torchrun --signal USR1@40 -- \
+  /usr/bin/python3 "$rank_py" "$scratch/warned-torchrun" 20
+expect_eq "torchrun: exit 0, the job went on" 0 "$rc"
+expect_eq "torchrun: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
+  "$(cd "$scratch/warned-torchrun" && echo warned-*)"
+verdict=$(cat "$scratch"/runs-torchrun/*/attempt-1/verdict.json 2>&1)
+expect_eq "torchrun: the verdict says how" \
+  "warned at T-40 s with SIGUSR1 through a step on each node" "$(json_field warning "$verdict")"
+
+# --- The limit's job, submitted first ------------------------------------------------
+batch_timeout=150
+wait_batch warn "$warn_job" "$warn_submitted"
 expect_eq "slurm: the limit's SIGTERM: exit 143" 143 "$rc"
 expect_eq "slurm: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
   "$(cd "$scratch/warned" && echo warned-*)"
@@ -31,39 +69,10 @@ started=$(date -d "$(scontrol -o show job "$job_id" | sed -n 's/.* StartTime=\([
 first=$(stat -c %Y "$scratch/warned"/warned-* 2>/dev/null | sort -n | head -n 1)
 expect_true "slurm: warned 20 s after the start ($((${first:-0} - started)) s)" \
   test "$((${first:-0} - started))" -ge 20 -a "$((${first:-0} - started))" -le 22
-verdict=$(cat "$scratch"/runs/*/attempt-1/verdict.json 2>&1)
+verdict=$(cat "$scratch"/runs-warn/*/attempt-1/verdict.json 2>&1)
 expect_eq "slurm: still classified walltime" walltime "$(json_field classification "$verdict")"
 expect_eq "slurm: the verdict records the warning" "warned at T-40 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
-expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs/*/run.json
-
-# --- SLURM_JOB_END_TIME (newer Slurm sets it) comes before squeue -----------------------
-# An end 45 s away puts USR1@43 2 s after the start, long before squeue's 60 s limit would;
-# the rank is warned, then ends on its own: a success that records the warning.
-rm -f "$scratch/warned"/warned-*
-batch_timeout=60
-run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 45)) \
-  launch --signal USR1@43 -- /usr/bin/python3 "$rank_py" "$scratch/warned" 8
-expect_eq "end from the environment: exit 0" 0 "$rc"
-expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
-  "$(cat "$scratch/warned/warned-0" 2>&1)"
-newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)  # ids begin with the date and time
-verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
-expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
-expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1 through the launcher" \
-  "$(json_field warning "$verdict")"
-
-# --- torchrun passes no signal on: a step on each node (srun --overlap) signals the ranks ---
-rm -f "$scratch/warned"/warned-*
-batch_timeout=90
-run_batch torchrun -N 2 --ntasks-per-node=2 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 50)) \
-  launch --launcher torchrun --signal USR1@40 -- /usr/bin/python3 "$rank_py" "$scratch/warned" 20
-expect_eq "torchrun: exit 0, the job went on" 0 "$rc"
-expect_eq "torchrun: every rank, on both nodes, got SIGUSR1" "warned-0 warned-1 warned-2 warned-3" \
-  "$(cd "$scratch/warned" && echo warned-*)"
-newest_run=$(ls -d "$scratch"/runs/*/ | sort | tail -n 1)
-verdict=$(cat "$newest_run/attempt-1/verdict.json" 2>&1)
-expect_eq "torchrun: the verdict says how" \
-  "warned at T-40 s with SIGUSR1 through a step on each node" "$(json_field warning "$verdict")"
+expect_true "slurm: not retried" grep -q '"attempts": 1' "$scratch"/runs-warn/*/run.json
 
 finish
