@@ -123,9 +123,7 @@ std::optional<std::string> rank_output_of(const std::string& attempt_dir, long r
 
 // Rank --rank's output in --attempt's record, else in the last attempt's that has one.
 std::string rank_output(const RunsOptions& o, const std::string& run_dir) {
-  const auto attempt_dir = [&](int attempt) {
-    return fmt::format("{}/attempt-{}", run_dir, attempt);
-  };
+  const auto attempt_dir = [&](int attempt) { return run_dir + "/" + attempt_dir_name(attempt); };
   std::optional<std::string> text =
       o.attempt ? rank_output_of(attempt_dir(*o.attempt), *o.rank) : std::nullopt;
   for (int attempt = 1; !o.attempt; ++attempt) {
@@ -203,10 +201,10 @@ std::pair<ExplainInput, std::string> recorded_input(const RunsOptions& o, const 
   const std::string run_dir = newest ? sys::newest_run(dir) : sys::find_run(dir, o.explain_what);
   const std::vector<std::string> verdicts = sys::attempt_verdicts(run_dir);
   if (verdicts.empty()) throw Error(fmt::format("runs explain: {}: no attempt ended", run_dir));
-  const std::string attempt = fmt::format("{}/attempt-{}", run_dir, verdicts.size());
+  const int last = static_cast<int>(verdicts.size());
+  const std::string attempt = run_dir + "/" + attempt_dir_name(last);
   ExplainInput in = recorded_attempt(verdicts.back(), attempt + "/verdict.json");
-  // The first attempt's plan is the run's plan.json; a later one's, on new hosts, its own.
-  const std::string plan = verdicts.size() == 1 ? run_dir + "/plan.json" : attempt + "/plan.json";
+  const std::string plan = run_dir + "/" + attempt_plan_file(last);
   read_recorded_plan(read_or_throw(plan), plan, in);
   in.output = read_or_throw(attempt + "/output.log");
   in.address_hosts = sys::hosts_at_addresses(lost_peer_addresses(in.output), in.hosts);

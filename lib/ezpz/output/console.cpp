@@ -29,6 +29,12 @@ void append_number(std::string& out, long number) {
   out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
 }
 
+void append_rank_label(std::string& out, long rank) {
+  out += '[';
+  append_number(out, rank);
+  out += "] ";
+}
+
 std::string rank_ranges(std::vector<long> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -67,9 +73,7 @@ void labelled(std::string_view ranks, std::string_view text, std::string& out) {
 
 // One rank's line: its number written in place, no range list to build (most lines).
 void labelled(long rank, std::string_view text, std::string& out) {
-  out += '[';
-  append_number(out, rank);
-  out += "] ";
+  append_rank_label(out, rank);
   shown_line(text, out);
 }
 

@@ -47,6 +47,8 @@ ConsoleMode default_console_mode(bool terminal);
 
 // Appends `number` in decimal. Without fmt: the pump runs it once per line.
 void append_number(std::string& out, long number);
+// Appends a rank's label, "[K] ": the console's, and what the rank index takes off again.
+void append_rank_label(std::string& out, long rank);
 
 // Ranks in hostlist form, sorted, runs of consecutive ranks joined: {0,1,2,3,7,9,10} ->
 // "0-3,7,9-10". `ranks` need not be sorted; duplicates count once.

@@ -71,9 +71,8 @@ std::string indexed_rank_output(std::string_view output_log, std::string_view in
   std::string text;
   if (!index.starts_with(k_rank_index_header)) return text;
   index.remove_prefix(k_rank_index_header.size());
-  std::string label = "[";
-  append_number(label, rank);
-  label += "] ";
+  std::string label;
+  append_rank_label(label, rank);
   while (!output_log.empty()) {
     const std::optional<Entry> entry = take_entry(index);
     if (!entry) break;

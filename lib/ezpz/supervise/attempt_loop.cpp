@@ -33,16 +33,13 @@ struct Loop {
   RunEffects& effects;
 };
 
-// Records the plan and returns where the attempt's output goes. The run's plan.json is
-// the first attempt's (with --spares, the spares held back); a later attempt's, on new
-// hosts, is attempt-N/plan.json. No copy for attempt 1: each file is a creation and a
-// removal on the launch path (bench/README.md).
+// Records the plan (attempt_plan_file) and returns where the attempt's output goes. No copy
+// for attempt 1: each file is a creation and a removal on the launch path (bench/README.md).
 std::string record_plan(const Loop& loop, int attempt, const PlannedLaunch& planned) {
   if (!loop.effects.recording()) return "";
   std::string output_path = loop.effects.output_path(attempt);
   const std::string plan = render_json(planned, loop.prepared.context) + "\n";
-  loop.effects.record(attempt == 1 ? "plan.json" : fmt::format("attempt-{}/plan.json", attempt),
-                      plan);
+  loop.effects.record(attempt_plan_file(attempt), plan);
   return output_path;
 }
 
@@ -212,7 +209,7 @@ int supervise_attempts(const RetryPolicy& policy, const PreparedLaunch& prepared
     }
     AttemptVerdict v = run_one(loop, attempt, planned);
     const bool again = plan_next(policy, run.pool, v, policy.retries - (attempt - 1));
-    effects.record(fmt::format("attempt-{}/verdict.json", attempt), verdict_json(v));
+    effects.record(attempt_dir_name(attempt) + "/verdict.json", verdict_json(v));
     run.summary.attempts = attempt;
     report(v, policy.failover, effects);
     if (!again) return finish(loop, v);

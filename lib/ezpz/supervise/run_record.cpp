@@ -10,6 +10,14 @@
 #include "ezpz/launch/render.hpp"
 
 namespace ezpz {
+
+std::string attempt_dir_name(int attempt) {
+  return fmt::format("attempt-{}", attempt);
+}
+
+std::string attempt_plan_file(int attempt) {
+  return attempt == 1 ? "plan.json" : attempt_dir_name(attempt) + "/plan.json";
+}
 namespace {
 
 using Json = nlohmann::ordered_json;

@@ -14,6 +14,12 @@
 
 namespace ezpz {
 
+// The layout of a run's record, relative to its directory: attempt N's files are in
+// attempt-N/; its plan is the run's plan.json for the first attempt (with --spares, the
+// spares held back) and attempt-N/plan.json for a later one, on new hosts.
+std::string attempt_dir_name(int attempt);
+std::string attempt_plan_file(int attempt);
+
 // How one attempt ended: verdict.json in its attempt directory.
 struct AttemptVerdict {
   int attempt = 1;

@@ -235,10 +235,11 @@ void OutputPump::keep_ranked(Stream& stream, bool recording, std::size_t taken) 
     if (stream.keep == Stream::Keep::index) {
       if (recording && record_fd_ < 0) stream.ranked = output::cut_index(stream.ranked, taken);
       if (recording) write_all(ranks_fd_, stream.ranked);
-    } else if (record_limit_ == 0 || ranks_recorded_ < record_limit_) {
-      write_all(ranks_fd_, stream.ranked);
+    } else {  // ranks.log, bounded by --record-limit on its own
+      if (record_limit_ == 0 || ranks_recorded_ < record_limit_)
+        write_all(ranks_fd_, stream.ranked);
+      ranks_recorded_ += stream.ranked.size();
     }
-    ranks_recorded_ += stream.ranked.size();
   }
   stream.ranked.clear();
 }

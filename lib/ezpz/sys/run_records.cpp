@@ -96,7 +96,7 @@ void RunRecorder::lock() {
 }
 
 std::string RunRecorder::attempt_path(int attempt) const {
-  return fmt::format("{}/attempt-{}", directory_, attempt);
+  return directory_ + "/" + attempt_dir_name(attempt);
 }
 
 std::string RunRecorder::attempt_directory(int attempt) const {
@@ -221,7 +221,7 @@ PruneResult prune_runs(const std::string& runs_dir, const PruneRule& rule, bool 
 std::vector<std::string> attempt_verdicts(const std::string& run_dir) {
   std::vector<std::string> verdicts;
   for (int attempt = 1;; ++attempt) {
-    auto text = read_file_if_present(fmt::format("{}/attempt-{}/verdict.json", run_dir, attempt));
+    auto text = read_file_if_present(run_dir + "/" + attempt_dir_name(attempt) + "/verdict.json");
     if (!text) return verdicts;
     verdicts.push_back(std::move(*text));
   }

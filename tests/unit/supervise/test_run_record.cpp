@@ -241,3 +241,10 @@ TEST_CASE("runs explain reads an attempt's world size and ranks per host from it
                     "runs/x/plan.json: not a launch plan: [json.exception.out_of_range.403] key "
                     "'world_size' not found");
 }
+
+TEST_CASE("a run record's layout: attempt directories and each attempt's plan", "[run_record]") {
+  CHECK(attempt_dir_name(1) == "attempt-1");
+  CHECK(attempt_dir_name(12) == "attempt-12");
+  CHECK(attempt_plan_file(1) == "plan.json");
+  CHECK(attempt_plan_file(2) == "attempt-2/plan.json");
+}
