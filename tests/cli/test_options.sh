@@ -75,6 +75,12 @@ expect_match "the command's own -np is its own" " $bin/ezpz-rankenv echo -np 3\$
 printf 'n01\nn02\n' >"$scratch/hosts"
 run_ezpz launch --hostfile "$scratch/hosts" -nh 1 -np 2 --dry-run -- true
 expect_match "-nh 1: one host" "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 " "$out"
+# That host is n01, not this machine: the launcher is given a hostfile naming it (before: none,
+# and the ranks ran here while MASTER_ADDR said n01).
+run_ezpz launch --hostfile "$scratch/hosts" -nh 1 -np 2 --dry-run --json -- true
+hostfile=$(jq -r .hostfile <<<"$out")
+expect_eq "-nh 1: mpiexec is given a hostfile" "-f $hostfile" "$(jq -r '.argv[5:7] | join(" ")' <<<"$out")"
+expect_eq "-nh 1: the hostfile names n01" n01 "$(cat "$hostfile" 2>&1)"
 run_ezpz yeet -np 2 --dry-run "$scratch/hosts"
 expect_eq "-np where ranks are not chosen: the plain refusal" \
   "ezpz: error: yeet: -n and --ppn do not apply: one rank runs on each node (choose nodes with --nhosts, --exclude or --hostfile)" \

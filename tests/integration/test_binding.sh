@@ -60,6 +60,10 @@ local_bound "hydra, list without core 0" "-bind-to user:1" "0 1" --machine tiny-
 # A user's binding is Hydra's own words, passed as written.
 local_bound "hydra, --cpu-bind user:1,0" "-bind-to user:1,0" "0 1
 1 0" --machine tiny-depth -n 2 --cpu-bind user:1,0
+# PALS's list:A:B (the Python ezpz's CPU_BIND=--cpu-bind=list:...) in Hydra's words: it refused
+# -bind-to list:1:0 at start-up (hwloc: unrecognized directive).
+local_bound "hydra, --cpu-bind list:1:0" "-bind-to user:1,0" "0 1
+1 0" --machine tiny-depth -n 2 --cpu-bind list:1:0
 
 if [ -n "$ompi" ]; then
   local_bound "openmpi, depth 1" "--map-by ppr:2:node:PE=1 --bind-to core" "0 0

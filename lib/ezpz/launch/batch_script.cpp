@@ -24,6 +24,10 @@ struct Dialect {
   std::string_view workdir;  // the variable holding the directory qsub/sbatch ran in
   std::string_view passes;   // comment lines: what the submitter passes the job
   std::string_view modules;  // what becomes of the modules loaded at submit time
+  // After an activation: the comment and the line that pass the activated environment on
+  // from the batch script to the launcher's ranks; empty when the launcher does by itself.
+  std::string_view to_ranks_comment;
+  std::string_view to_ranks_line;
   std::size_t name_max;      // the longest job name; 0: no limit
   bool name_letter_first;    // a job name must start with a letter
   bool walltime_days;        // the walltime may be written D-HH:MM:SS
@@ -41,6 +45,8 @@ constexpr Dialect k_pbs{
     .modules =
         "Not carried: the modules loaded at submit time ({}); the job has the login "
         "defaults.",
+    .to_ranks_comment = "",
+    .to_ranks_line = "",
     .name_max = 15,
     .name_letter_first = true,
     .walltime_days = false,
@@ -54,6 +60,13 @@ constexpr Dialect k_slurm{
     .modules =
         "Not loaded again: the modules loaded at submit time ({}); their variables "
         "come with --export=ALL.",
+    // sbatch --export=NONE (SBATCH_EXPORT=NONE, a site's default) sets SLURM_EXPORT_ENV=NONE
+    // in the job, and srun then gives the ranks none of the script's variables: the ranks'
+    // python3 was the system's, not the venv's.
+    .to_ranks_comment =
+        "#   SLURM_EXPORT_ENV=ALL: srun gives the ranks all of it, under sbatch --export=NONE "
+        "too\n",
+    .to_ranks_line = "export SLURM_EXPORT_ENV=ALL\n",
     .name_max = 0,
     .name_letter_first = false,
     .walltime_days = true,
@@ -200,6 +213,10 @@ std::string environment_part(const BatchRequest& r, const Dialect& d) {
   for (const Activation& row : rows) {
     comment += "#   " + row.comment + "\n";
     lines += row.line;
+  }
+  if (!rows.empty()) {
+    comment += d.to_ranks_comment;
+    lines += d.to_ranks_line;
   }
   if (r.environment.modules) {
     comment +=

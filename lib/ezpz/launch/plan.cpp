@@ -40,23 +40,25 @@ std::string written_hostfile(const std::vector<std::string>& hosts, const PlanIn
 
 namespace {
 
-// The scheduler's own nodefile when it already lists exactly the hosts used;
-// otherwise a file ezpz writes. Local runs and srun (given --nodelist) need none.
-std::string choose_hostfile(const std::vector<std::string>& hosts, const std::string& launcher,
-                            const PlanInputs& in, std::vector<FileToWrite>& files) {
-  if (in.allocation.scheduler == SchedulerKind::local && hosts.size() == 1) return "";
-  if (!launcher_takes_hostfile(launcher)) return "";
-  if (!in.allocation.nodefile.empty() && hosts == in.allocation.hosts) {
-    return in.allocation.nodefile;
-  }
-  return written_hostfile(hosts, in, files);
-}
-
 // Rank 0 runs on the first host: this one in a local run, and usually in a batch job too
 // (PBS's mother superior and Slurm's batch host come first).
 bool rank0_is_here(const std::vector<std::string>& hosts, const PlanInputs& in) {
   const std::string_view first = short_host_name(hosts.front());
   return first == "localhost" || (!in.hostname.empty() && first == short_host_name(in.hostname));
+}
+
+// The scheduler's own nodefile when it already lists exactly the hosts used;
+// otherwise a file ezpz writes. A run on this host alone and srun (given --nodelist) need
+// none; one other host does (--hostfile hf --nhosts 1 ran here, not on hf's first host).
+std::string choose_hostfile(const std::vector<std::string>& hosts, const std::string& launcher,
+                            const PlanInputs& in, std::vector<FileToWrite>& files) {
+  const bool here_alone = hosts.size() == 1 && rank0_is_here(hosts, in);
+  if (in.allocation.scheduler == SchedulerKind::local && here_alone) return "";
+  if (!launcher_takes_hostfile(launcher)) return "";
+  if (!in.allocation.nodefile.empty() && hosts == in.allocation.hosts) {
+    return in.allocation.nodefile;
+  }
+  return written_hostfile(hosts, in, files);
 }
 
 // Rank 0's address: the first host used. A profile's fixed address wins, except a loopback

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ezpz/core/env.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/text.hpp"
 
 namespace ezpz {
 
@@ -171,6 +174,39 @@ BindingWords profile_words(const LauncherRow& row, const CoreBinding& binding, i
       row.name, core_list({.within = ",", .between = ":"}, binding.cores)));
 }
 
+// PALS's list:A:B, each local rank's cores as runs ("0-1,4"), colon-separated; nullopt for any
+// other value. Under Hydra, -bind-to list:0-1 failed at start-up with hwloc's "unrecognized
+// directive": the Python ezpz's CPU_BIND must bind there too.
+std::optional<std::vector<std::vector<int>>> pals_list(std::string_view value) {
+  constexpr std::string_view prefix = "list:";
+  constexpr long k_most_cores = 1 << 16;  // a bound on a run, so that "0-99999999" is no list
+  if (!value.starts_with(prefix) || value.size() == prefix.size()) return std::nullopt;
+  std::vector<std::vector<int>> ranks;
+  for (std::string_view rank : split(value.substr(prefix.size()), ':')) {
+    std::vector<int> cores;
+    for (std::string_view run : split(rank, ',')) {
+      const std::size_t dash = run.find('-');
+      const std::optional<long> first = parse_count(run.substr(0, dash));
+      const std::optional<long> last =
+          dash == std::string_view::npos ? first : parse_count(run.substr(dash + 1));
+      if (!first || !last || *last < *first || *last >= k_most_cores) return std::nullopt;
+      for (long core = *first; core <= *last; ++core) cores.push_back(static_cast<int>(core));
+    }
+    ranks.push_back(std::move(cores));
+  }
+  return ranks;
+}
+
+// The user's --cpu-bind as written, or PALS's list form in this launcher's cores words.
+std::vector<std::string> verbatim_words(const BindingForms& forms, const std::string& value) {
+  if (!forms.verbatim_reads_list && !forms.cores.empty()) {
+    if (auto cores = pals_list(value)) {
+      return spell(forms.cores, {.cores = core_list(forms.list, *cores)});
+    }
+  }
+  return spell(forms.verbatim, {.value = value});
+}
+
 }  // namespace
 
 BindingWords binding_words(const LauncherRow& row, const CoreBinding& binding, int ppn) {
@@ -181,7 +217,7 @@ BindingWords binding_words(const LauncherRow& row, const CoreBinding& binding, i
       throw Error(fmt::format("launcher {} takes no CPU binding; leave out --cpu-bind and CPU_BIND",
                               row.name));
     }
-    return {.words = spell(forms.verbatim, {.value = binding.verbatim})};
+    return {.words = verbatim_words(forms, binding.verbatim)};
   }
   if (!forms.dropped_why.empty()) {
     return {.dropped_why =

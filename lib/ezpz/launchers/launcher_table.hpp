@@ -113,6 +113,9 @@ struct BindingForms {
   bool depth_places_ranks = false;
   // Set where the launcher binds nothing: why a profile's binding is dropped (not an error).
   std::string_view dropped_why{};
+  // Its own --cpu-bind reads PALS's list:A:B (the Python ezpz's documented CPU_BIND); elsewhere
+  // such a value is each local rank's cores, spelled in `cores` (binding.cpp).
+  bool verbatim_reads_list = false;
 };
 
 struct LauncherRow {
@@ -188,7 +191,8 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .binding = {.depth = {"--cpu-bind=depth", "--depth={depth}"},
                  .cores = {"--cpu-bind=list:{cores}"},
                  .verbatim = {"--cpu-bind={value}"},
-                 .list = {.spelling = CoreSpelling::runs, .within = ",", .between = ":"}},
+                 .list = {.spelling = CoreSpelling::runs, .within = ",", .between = ":"},
+                 .verbatim_reads_list = true},
      .rank_variables = {.rank = "PALS_RANKID",
                         .local_rank = "PALS_LOCAL_RANKID",
                         .size = "PMI_SIZE",

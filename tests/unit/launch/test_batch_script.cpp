@@ -309,6 +309,48 @@ TEST_CASE("the submitting environment is activated in the job, every path single
   }
 }
 
+// Before: under sbatch --export=NONE the job had SLURM_EXPORT_ENV=NONE, and srun gave the ranks
+// none of what the script activated: they ran the system's python3, not the venv's.
+TEST_CASE("under Slurm, what the script activates reaches srun's ranks", "[batch]") {
+  struct Row {
+    SchedulerKind scheduler;
+    Env env;
+    std::string tail;  // the script from `cd` on
+  };
+  const std::string venv_line =
+      "export VIRTUAL_ENV='/v' && export PATH=\"$VIRTUAL_ENV/bin:$PATH\" && unset PYTHONHOME "
+      "|| exit\n";
+  const std::vector<Row> rows = {
+      {SchedulerKind::slurm,
+       {{"VIRTUAL_ENV", "/v"}},
+       "#   the venv /v: VIRTUAL_ENV set, its bin first on PATH, as its bin/activate does\n"
+       "#   SLURM_EXPORT_ENV=ALL: srun gives the ranks all of it, under sbatch --export=NONE "
+       "too\n"
+       "cd \"$SLURM_SUBMIT_DIR\" || exit\n" +
+           venv_line + "export SLURM_EXPORT_ENV=ALL\nexec '/e' launch -- 'true'\n"},
+      {SchedulerKind::slurm,
+       {},
+       "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n"
+       "cd \"$SLURM_SUBMIT_DIR\" || exit\nexec '/e' launch -- 'true'\n"},
+      // PBS's launchers pass the ranks the script's environment themselves (--envall, Hydra).
+      {SchedulerKind::pbs,
+       {{"VIRTUAL_ENV", "/v"}},
+       "#   the venv /v: VIRTUAL_ENV set, its bin first on PATH, as its bin/activate does\n"
+       "cd \"$PBS_O_WORKDIR\" || exit\n" +
+           venv_line + "exec '/e' launch -- 'true'\n"},
+  };
+  for (const Row& row : rows) {
+    BatchRequest r;
+    r.scheduler = row.scheduler;
+    r.job_name = "x";
+    r.ezpz = "/e";
+    r.command = {"true"};
+    r.environment = carried_environment(row.env);
+    INFO(row.tail);
+    CHECK(render_batch_script(r).ends_with(row.tail));
+  }
+}
+
 TEST_CASE("modules are named, not loaded; a path that cannot be shown is refused", "[batch]") {
   BatchRequest r;
   r.job_name = "x";

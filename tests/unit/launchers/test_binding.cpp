@@ -130,6 +130,13 @@ TEST_CASE("each launcher spells each kind of binding in its own words", "[bindin
       {"hydra", depth2, {"-bind-to", "user:0+1,2+3"}},
       {"hydra", split, {"-bind-to", "user:1+2,3+5"}},
       {"hydra", verbatim("core:2"), {"-bind-to", "core:2"}},
+      // PALS's list:A:B (the Python ezpz's CPU_BIND), in each launcher's words; before, Hydra
+      // was given -bind-to list:0-1:2-3 and refused it at start-up.
+      {"hydra", verbatim("list:0-1:2-3"), {"-bind-to", "user:0+1,2+3"}},
+      {"srun", verbatim("list:1-2:3,5"), {"--cpu-bind=mask_cpu:0x6,0x28"}},
+      {"pals", verbatim("list:1-2:3,5"), {"--cpu-bind=list:1-2:3,5"}},
+      {"hydra", verbatim("list:0-1:"), {"-bind-to", "list:0-1:"}},  // no list: as written
+      {"hydra", verbatim("list:2-1"), {"-bind-to", "list:2-1"}},
       {"openmpi", depth2, {"--map-by", "ppr:2:node:PE=2", "--bind-to", "core"}},
       {"openmpi", uniform, {"--map-by", "ppr:2:node:PE=2", "--bind-to", "core"}},
       {"openmpi", verbatim("none"), {"--bind-to", "none"}},
