@@ -42,9 +42,10 @@ StartRun run_start(Command& command, const std::string& dir, const std::string& 
     if (std::isnan(r.first_step_line_ms) && is_step_line(line.text, 1)) {
       r.first_step_line_ms = line.ms;
     }
-    std::vector<double> ms = ms_values(line.text);
-    if (line.text.starts_with("first step done") && !ms.empty()) r.trainer_first_step_ms = ms[0];
-    if (line.text.starts_with("ready ") && ms.size() >= 3) {
+    std::string text = line.text.substr(after_rank_prefix(line.text));
+    std::vector<double> ms = ms_values(text);
+    if (text.starts_with("first step done") && !ms.empty()) r.trainer_first_step_ms = ms[0];
+    if (text.starts_with("ready ") && ms.size() >= 3) {
       r.trainer_ready_ms = ms[0];
       r.load_ms = ms[1];
       r.setup_ms = ms[2];

@@ -15,13 +15,6 @@ std::vector<std::string> model_flags(const std::string& layers, int batch, int s
           "--threads",    "1"};
 }
 
-bool is_step_line(const std::string& text, int step) {
-  if (!text.starts_with("step ")) return false;
-  std::size_t i = 5;
-  while (i < text.size() && text[i] == ' ') ++i;
-  return text.compare(i, std::to_string(step).size() + 1, std::to_string(step) + "/") == 0;
-}
-
 std::string training_missing(const Setup& s) {
   if (s.smoke.empty()) return "ezpz-smoke not built (cmake -DEZPZ_WITH_SMOKE=ON)";
   if (!is_executable(s.python)) return s.python + " not found (apt-get install python3-torch)";

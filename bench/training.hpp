@@ -8,12 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "step_line.hpp"
+
 namespace ezpz::bench {
 
 // The model and training flags ezpz-smoke and bench/python_ddp.py both take.
 std::vector<std::string> model_flags(const std::string& layers, int batch, int steps, int warmup);
-
-// A trainer's "step    N/..." line for `step`.
-bool is_step_line(const std::string& text, int step);
 
 }  // namespace ezpz::bench
