@@ -31,7 +31,8 @@ run_batch oom -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --spares 1
 expect_true "oom: a failure ($rc)" test "$rc" != 0 -a "$rc" != none
 expect_eq "oom: the job's out of memory, one attempt" "1 application_error job_faults out-of-memory" \
   "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule)"')"
-expect_match "oom: srun's report of the killed task is kept" '"Killed"|killed by signal 9' \
+# Whichever reports the rank first: srun ("srun: error: n03: task 2: Killed") or ezpz-rankenv.
+expect_match "oom: srun's report of the killed task is kept" '^Killed$|killed by signal 9' \
   "$(verdict 1 '.failed_ranks[0].what')"
 
 # --- A rank's own line naming one of the job's hosts: no spare spent -------------------------
