@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -239,9 +240,9 @@ std::optional<walltime::Schedule> warning_schedule(const AttemptOptions& o,
   return walltime::Schedule{.spec = spec, .end = *job.end, .delivery = delivery};
 }
 
-// After the job has ended, off its critical path: the records beyond the newest
-// EZPZ_RUNS_KEEP go, in batches (prune_due), so .ezpz/runs does not grow with every
-// launch. Best effort.
+// While the first launcher starts, off the job's critical path (after the job had ended, it
+// was on it: ezpz's exit waited for it): the records beyond the newest EZPZ_RUNS_KEEP go, in
+// batches (prune_due), so .ezpz/runs does not grow with every launch. Best effort.
 void prune_records(const AttemptOptions& o, const Context& context) {
   const RunsKept kept = runs_kept(context.env);
   if (!kept.warning.empty()) log::warn("{}", kept.warning);
@@ -317,10 +318,11 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
     return false;
   };
   sys::ProcessExecutor executor(with_python_hook(context), options);
-  executor.when_started([&effects] { effects.write_deferred(); });
-  const int code = supervise_attempts(retry_policy(o), prepared, run, executor, effects);
-  if (effects.recording()) prune_records(o, context);
-  return code;
+  executor.when_started([&effects, &o, &context, pruned = false]() mutable {
+    effects.write_deferred();
+    if (effects.recording() && !std::exchange(pruned, true)) prune_records(o, context);
+  });
+  return supervise_attempts(retry_policy(o), prepared, run, executor, effects);
 }
 
 }  // namespace ezpz

@@ -105,7 +105,9 @@ std::vector<std::string> NodeEffects::stop_leftovers(bool launcher_failed) {
   std::vector<std::string> stopped;
   for (const SignalResult& r : signal_processes(targets, SIGTERM, std::chrono::milliseconds(500)))
     stopped.push_back(fmt::format("{} {}", r.process.pid, r.process.command));
-  reap_exited(descendants_of_self().value_or(adopted));
+  // Only a process just stopped can have left orphans the walk above has not seen.
+  const bool walk_again = launcher_failed || !stopped.empty();
+  reap_exited(walk_again ? descendants_of_self().value_or(adopted) : adopted);
   if (!stopped.empty())
     say(
         fmt::format("stopped {} process(es) of the run left on this node after "

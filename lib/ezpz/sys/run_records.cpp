@@ -24,14 +24,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void make_private_directory(const std::string& path) {
+[[noreturn]] void cannot_create(const std::string& path, const std::string& why) {
+  throw Error(fmt::format("{}: cannot create the run record: {}", path, why), ExitCode::failure);
+}
+
+// The runs directory: one mkdir in the usual case, where it exists (its mode is the user's
+// then); made with its parents, private, the first time.
+void make_runs_directory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST) return;
   std::error_code error;
   fs::create_directories(path, error);
   if (!error) fs::permissions(path, fs::perms::owner_all, fs::perm_options::replace, error);
-  if (error) {
-    throw Error(fmt::format("{}: cannot create the run record: {}", path, error.message()),
-                ExitCode::failure);
-  }
+  if (error) cannot_create(path, error.message());
 }
 
 std::string summary_path(const fs::path& run_dir) { return (run_dir / "run.json").string(); }
@@ -47,8 +51,7 @@ constexpr int k_id_choices = 100;
 bool claim_directory(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) == 0) return true;
   if (errno == EEXIST) return false;
-  throw Error(fmt::format("{}: cannot create the run record: {}", path, std::strerror(errno)),
-              ExitCode::failure);
+  cannot_create(path, std::strerror(errno));
 }
 
 }  // namespace
@@ -60,7 +63,7 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
 }
 
 RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& base_id) {
-  make_private_directory(runs_dir);
+  make_runs_directory(runs_dir);
   for (int n = 1; n <= k_id_choices; ++n) {
     id_ = run_id_choice(base_id, n);
     directory_ = fmt::format("{}/{}", runs_dir, id_);
@@ -101,12 +104,12 @@ std::string RunRecorder::attempt_path(int attempt) const {
 
 std::string RunRecorder::attempt_directory(int attempt) const {
   std::string path = attempt_path(attempt);
-  make_private_directory(path);
+  claim_directory(path);  // inside the run's own directory: there already after a relaunch
   return path;
 }
 
 void RunRecorder::write(const std::string& relative, const std::string& text) const {
-  write_files({{fmt::format("{}/{}", directory_, relative), text}});
+  write_file({.path = fmt::format("{}/{}", directory_, relative), .contents = text});
 }
 
 std::optional<bool> lock_held(const std::string& run_dir) {

@@ -181,6 +181,8 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
+}  // namespace
+
 void write_file(const FileToWrite& file) {
   auto [fd, temp] = create_temp(file.path);  // 0600, as mkostemp makes it
   bool ok = (file.mode == 0600 || ::fchmod(fd, file.mode) == 0) && write_all(fd, file.contents);
@@ -198,8 +200,6 @@ void write_file(const FileToWrite& file) {
   errno = error;
   throw system_error(file.path);
 }
-
-}  // namespace
 
 Env capture_environment() {
   Env env;

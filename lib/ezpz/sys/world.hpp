@@ -109,8 +109,13 @@ LoadedProfiles load_machine_profiles(const Env& env);
 // command that stops on an error says that one line only.
 void warn_skipped_profiles(const LoadedProfiles& loaded);
 
-// Writes each file atomically (files whose content is already in place are left alone) (temp sibling + rename), creating parent
-// directories with mode 0700. Throws Error naming the path on failure.
+// Writes each file atomically (temp sibling + rename), leaving alone a file whose content is
+// already in place, and creating parent directories with mode 0700. Throws Error naming the path on
+// failure.
 void write_files(const std::vector<FileToWrite>& files);
+
+// Writes one file atomically whatever is in its place: for files only ezpz writes (a run
+// record's), where looking first costs a system call or four on every launch.
+void write_file(const FileToWrite& file);
 
 }  // namespace ezpz::sys
