@@ -55,11 +55,11 @@ constexpr Dialect k_slurm{
     .prefix = "#SBATCH",
     .workdir = "SLURM_SUBMIT_DIR",
     .passes =
-        "# Environment: sbatch passes the job the submitting shell's variables (its\n"
-        "# default --export=ALL). Activated again all the same, as at submit time:\n",
+        "# Environment: sbatch passes the job the submitting shell's variables, unless\n"
+        "# --export=NONE (SBATCH_EXPORT) says not. Activated again, as at submit time:\n",
     .modules =
         "Not loaded again: the modules loaded at submit time ({}); their variables "
-        "come with --export=ALL.",
+        "come with sbatch's default --export=ALL, not under --export=NONE.",
     // sbatch --export=NONE (SBATCH_EXPORT=NONE, a site's default) sets SLURM_EXPORT_ENV=NONE
     // in the job, and srun then gives the ranks none of the script's variables: the ranks'
     // python3 was the system's, not the venv's.

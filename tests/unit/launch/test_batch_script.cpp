@@ -69,8 +69,8 @@ TEST_CASE("a Slurm script: -N -t -p -A -J --output, cd to the submit directory",
         "# Written by ezpz submit: the job runs ezpz launch from the directory it was\n"
         "# submitted in, with the command exactly as it was given.\n"
         "# Scheduler: slurm (machine profile aurora runs pbs).\n"
-        "# Environment: sbatch passes the job the submitting shell's variables (its\n"
-        "# default --export=ALL). Activated again all the same, as at submit time:\n"
+        "# Environment: sbatch passes the job the submitting shell's variables, unless\n"
+        "# --export=NONE (SBATCH_EXPORT) says not. Activated again, as at submit time:\n"
         "#   nothing (no venv or conda env was active, no EZPZ_SETUP_ENV)\n"
         "cd \"$SLURM_SUBMIT_DIR\" || exit\n"
         "exec '/opt/ezpz/bin/ezpz' launch '--machine' 'aurora' '--ppn=12' -- 'python3' "
@@ -364,8 +364,8 @@ TEST_CASE("modules are named, not loaded; a path that cannot be shown is refused
   r.scheduler = SchedulerKind::slurm;
   CHECK(render_batch_script(r).find(
             "# Not loaded again: the modules loaded at submit time "
-            "(LOADEDMODULES=gcc/12:cuda/12.2); their variables come with --export=ALL.\ncd ") !=
-        std::string::npos);
+            "(LOADEDMODULES=gcc/12:cuda/12.2); their variables come with sbatch's default "
+            "--export=ALL, not under --export=NONE.\ncd ") != std::string::npos);
   // Only ever in a comment: escaped rather than refused.
   r.environment = carried_environment({{"LOADEDMODULES", "a\nb"}});
   CHECK(render_batch_script(r).find("(LOADEDMODULES=\"a\\nb\")") != std::string::npos);
