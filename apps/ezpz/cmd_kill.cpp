@@ -188,6 +188,7 @@ int kill_everywhere(const KillOptions& o, const Context& context) {
   PlanOptions plan;
   plan_one_rank_per_host(plan);
   PreparedLaunch prepared = prepare_launch(plan, command, context);
+  overlap_job_step(prepared.planned.plan);  // the runs it stops hold the job's CPUs
   return run_plan(prepared, context);
 }
 

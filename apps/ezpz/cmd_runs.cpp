@@ -123,11 +123,10 @@ std::optional<std::string> rank_output_of(const std::string& attempt_dir, long r
 
 // Rank --rank's output in --attempt's record, else in the last attempt's that has one.
 std::string rank_output(const RunsOptions& o, const std::string& run_dir) {
-  const auto attempt_dir = [&](int attempt) { return run_dir + "/" + attempt_dir_name(attempt); };
   std::optional<std::string> text =
-      o.attempt ? rank_output_of(attempt_dir(*o.attempt), *o.rank) : std::nullopt;
+      o.attempt ? rank_output_of(attempt_dir(run_dir, *o.attempt), *o.rank) : std::nullopt;
   for (int attempt = 1; !o.attempt; ++attempt) {
-    std::optional<std::string> next = rank_output_of(attempt_dir(attempt), *o.rank);
+    std::optional<std::string> next = rank_output_of(attempt_dir(run_dir, attempt), *o.rank);
     if (!next) break;
     text = std::move(next);
   }
@@ -202,7 +201,7 @@ std::pair<ExplainInput, std::string> recorded_input(const RunsOptions& o, const 
   const std::vector<std::string> verdicts = sys::attempt_verdicts(run_dir);
   if (verdicts.empty()) throw Error(fmt::format("runs explain: {}: no attempt ended", run_dir));
   const int last = static_cast<int>(verdicts.size());
-  const std::string attempt = run_dir + "/" + attempt_dir_name(last);
+  const std::string attempt = attempt_dir(run_dir, last);
   ExplainInput in = recorded_attempt(verdicts.back(), attempt + "/verdict.json");
   const std::string plan = run_dir + "/" + attempt_plan_file(last);
   read_recorded_plan(read_or_throw(plan), plan, in);

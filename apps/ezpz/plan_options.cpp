@@ -130,22 +130,28 @@ void plan_one_rank_per_host(PlanOptions& options) {
   options.fixed_ppn = 1;
   options.mpi_program = true;
   options.no_rank_env = true;
+  options.node_step = true;
   // A profile's per-GPU binding list would pin the one rank to a few cores:
   // an empty binding adds no flag, so the launcher's default applies.
   options.cpu_bind = "";
 }
 
-namespace {
-
-// srun must be told that the job's own step may keep the CPUs it holds (--overlap).
-LaunchPlan node_step_plan(std::vector<std::string> command, const Context& context) {
-  PlanOptions plan;
-  plan_one_rank_per_host(plan);
-  LaunchPlan launch = prepare_launch(plan, std::move(command), context).planned.plan;
+// srun must be told that the job's own step may keep the CPUs it holds (--overlap): without
+// it, a step beside a running launch waits for that launch to end.
+void overlap_job_step(LaunchPlan& launch) {
   const std::string& program = launch.argv.front();
   if (program.substr(program.rfind('/') + 1) == "srun") {
     launch.argv.insert(launch.argv.begin() + 1, "--overlap");
   }
+}
+
+namespace {
+
+LaunchPlan node_step_plan(std::vector<std::string> command, const Context& context) {
+  PlanOptions plan;
+  plan_one_rank_per_host(plan);
+  LaunchPlan launch = prepare_launch(plan, std::move(command), context).planned.plan;
+  overlap_job_step(launch);
   return tagged_plan(std::move(launch), sys::make_run_id(sys::hostname()));
 }
 
@@ -216,6 +222,7 @@ LaunchRequest to_request(const PlanOptions& o, std::vector<std::string> command,
                   .given = given(o.gpus_per_rank_option, o.gpus_per_rank).has_value()};
   request.output_watched = o.output_watched;
   request.output_records = o.output_records;
+  request.node_step = o.node_step;
   return request;
 }
 

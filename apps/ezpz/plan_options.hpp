@@ -42,6 +42,7 @@ struct PlanOptions {
   bool mpi_program = false;  // add the profile's mpi_launcher_args
   bool output_watched = false;  // set from --idle-timeout: the ranks' output is read live
   bool output_records = false;  // set from --output: the ranks write rank records
+  bool node_step = false;       // plan_one_rank_per_host: ezpz's own step, its lines kept whole
   // Which of -n/--ppn/--nhosts were given (0 is a value to reject, not "unset").
   CLI::Option* nprocs_option = nullptr;
   CLI::Option* ppn_option = nullptr;
@@ -87,5 +88,9 @@ void check_launcher_program(const PreparedLaunch& prepared, const Context& conte
 
 // Runs the plan; returns the launcher's exit status (128+N for signal N).
 int run_plan(const PreparedLaunch& prepared, const Context& context);
+
+// A one-rank-per-node step beside the job's own (kill --all-nodes, stacks, --signal's
+// warning): srun gets --overlap, or the step would wait for the job's launch to end.
+void overlap_job_step(LaunchPlan& launch);
 
 }  // namespace ezpz

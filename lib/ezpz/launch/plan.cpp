@@ -207,7 +207,7 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
                          .master_addr = planned.master_addr,
                          .master_port = in.master_port,
                          .environment = in.environment,
-                         .records = records_on(planned, request)};
+                         .whole_lines = records_on(planned, request) || request.node_step};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
   const std::vector<std::string> gpus = gpu_flags(planned);

@@ -44,6 +44,7 @@ struct LaunchRequest {
   bool rank_env = true;                    // false: --no-rank-env
   bool output_watched = false;             // --idle-timeout reads the ranks' output as it comes
   bool output_records = false;             // --output: ezpz-rankenv writes rank records
+  bool node_step = false;  // ezpz's own one-per-node step (kill, stacks, yeet): lines kept whole
 };
 
 // Values gathered from the world for the planner.

@@ -62,7 +62,7 @@ void add_hosts(std::vector<std::string>& argv, const LauncherRow& d, const Launc
 std::vector<std::string> mpi_argv(const LauncherRow& d, const LauncherInput& in) {
   std::vector<std::string> argv{std::string(d.programs.front())};
   for (std::string_view word : d.leading) {
-    if (!(in.records && word == d.unbuffered)) argv.emplace_back(word);
+    if (!(in.whole_lines && word == d.unbuffered)) argv.emplace_back(word);
   }
   add_flag(argv, d.nnodes, std::to_string(in.hosts.size()));
   BindingWords binding = binding_words(d, in.cpu_bind, in.ppn);

@@ -26,8 +26,10 @@ struct LauncherInput {
   // ezpz's own environment: a launcher that forwards variables by name (Open MPI's -x) is
   // given only those that exist, as Open MPI warns on every run about one that does not.
   Env environment;
-  // ezpz-rankenv writes rank records (issue 18): a flag that would cut them is left out.
-  bool records = false;
+  // Each line must reach ezpz whole: ezpz-rankenv's rank records (issue 18), or the lines of
+  // ezpz's own node step (kill --all-nodes: srun -u merged two nodes' lines mid-line). A flag
+  // that would cut them is left out.
+  bool whole_lines = false;
 };
 
 // An implementation ezpz knows ("Open MPI") and the dialect whose flags it takes ("openmpi").

@@ -15,6 +15,10 @@ std::string attempt_dir_name(int attempt) {
   return fmt::format("attempt-{}", attempt);
 }
 
+std::string attempt_dir(const std::string& run_dir, int attempt) {
+  return run_dir + "/" + attempt_dir_name(attempt);
+}
+
 std::string attempt_plan_file(int attempt) {
   return attempt == 1 ? "plan.json" : attempt_dir_name(attempt) + "/plan.json";
 }

@@ -18,6 +18,8 @@ namespace ezpz {
 // attempt-N/; its plan is the run's plan.json for the first attempt (with --spares, the
 // spares held back) and attempt-N/plan.json for a later one, on new hosts.
 std::string attempt_dir_name(int attempt);
+// run_dir/attempt-N: the one place a path to an attempt's directory is put together.
+std::string attempt_dir(const std::string& run_dir, int attempt);
 std::string attempt_plan_file(int attempt);
 
 // How one attempt ended: verdict.json in its attempt directory.

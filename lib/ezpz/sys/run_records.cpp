@@ -1,6 +1,5 @@
 #include "ezpz/sys/run_records.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -99,7 +98,7 @@ void RunRecorder::lock() {
 }
 
 std::string RunRecorder::attempt_path(int attempt) const {
-  return directory_ + "/" + attempt_dir_name(attempt);
+  return attempt_dir(directory_, attempt);
 }
 
 std::string RunRecorder::attempt_directory(int attempt) const {
@@ -169,22 +168,9 @@ std::string newest_run(const std::string& runs_dir) {
 
 namespace {
 
-// readdir rather than std::filesystem: every launch lists the runs directory (50-odd
-// records) to decide whether to prune, and directory_iterator built a path for each.
+// Every launch lists the runs directory (50-odd records) to decide whether to prune.
 std::vector<std::string> record_names(const std::string& runs_dir) {
-  std::vector<std::string> names;
-  DIR* handle = ::opendir(runs_dir.c_str());
-  if (handle == nullptr) return names;
-  while (const dirent* entry = ::readdir(handle)) {
-    const std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    const bool directory = entry->d_type == DT_DIR ||
-                           (entry->d_type == DT_UNKNOWN &&
-                            path_kind(runs_dir + "/" + entry->d_name) == PathKind::directory);
-    if (directory) names.emplace_back(name);
-  }
-  ::closedir(handle);
-  return names;
+  return entry_names(runs_dir, [](const DirEntry& entry) { return entry.directory; });
 }
 
 // Since run.json was last written: when the run ended, for a run that is over.
@@ -224,7 +210,7 @@ PruneResult prune_runs(const std::string& runs_dir, const PruneRule& rule, bool 
 std::vector<std::string> attempt_verdicts(const std::string& run_dir) {
   std::vector<std::string> verdicts;
   for (int attempt = 1;; ++attempt) {
-    auto text = read_file_if_present(run_dir + "/" + attempt_dir_name(attempt) + "/verdict.json");
+    auto text = read_file_if_present(attempt_dir(run_dir, attempt) + "/verdict.json");
     if (!text) return verdicts;
     verdicts.push_back(std::move(*text));
   }

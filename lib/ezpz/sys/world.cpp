@@ -131,19 +131,32 @@ std::vector<std::string> resolve_dirs(const std::vector<std::string>& dirs) {
 // The names matching the shell's `*.yaml` in `dir`, sorted; none when it
 // cannot be listed (a compiled-in source tree may be another user's).
 std::vector<std::string> yaml_names(const std::string& dir) {
+  std::vector<std::string> names = entry_names(dir, [](const DirEntry& entry) {
+    return entry.name.ends_with(".yaml") && !entry.name.starts_with('.') && !entry.directory;
+  });
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> entry_names(const std::string& dir, bool (*keep)(const DirEntry&)) {
   std::vector<std::string> names;
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) return names;
   while (const dirent* entry = ::readdir(handle)) {
-    std::string_view name = entry->d_name;
-    if (name.ends_with(".yaml") && !name.starts_with('.') && entry->d_type != DT_DIR) {
-      names.emplace_back(name);
-    }
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const bool directory =
+        entry->d_type == DT_DIR || (entry->d_type == DT_UNKNOWN &&
+                                    path_kind(dir + "/" + entry->d_name) == PathKind::directory);
+    if (keep({.name = name, .directory = directory})) names.emplace_back(name);
   }
   ::closedir(handle);
-  std::sort(names.begin(), names.end());
   return names;
 }
+
+namespace {
 
 // ---- Atomic writes ---------------------------------------------------------
 

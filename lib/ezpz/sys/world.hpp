@@ -62,6 +62,17 @@ std::string current_directory();
 enum class PathKind { missing, directory, file };
 PathKind path_kind(const std::string& path);
 
+// One entry of a directory listing: its name, and whether it is a directory (readdir's type,
+// or a stat where the filesystem does not say).
+struct DirEntry {
+  std::string_view name;
+  bool directory = false;
+};
+
+// The names in `dir` that `keep` accepts (never "." or ".."), in readdir's order; none when
+// `dir` cannot be listed. readdir, not std::filesystem: the launch path lists directories.
+std::vector<std::string> entry_names(const std::string& dir, bool (*keep)(const DirEntry&));
+
 // Creates a directory that did not exist (mkdir, exclusive): `path`, or when another
 // run took it, path-2, path-3 ... (run_id_choice), its parents as needed. Returns the one
 // made. Throws Error naming `path` when it cannot (the first `most` names all taken).

@@ -46,6 +46,11 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
   CHECK(launcher_argv("srun", input) ==
         std::vector<std::string>{"srun", "-u", "--kill-on-bad-exit=1", "-N", "2", "-n", "4",
                                  "--ntasks-per-node=2", "--nodelist=n[01-02]"});
+  // Lines that must reach ezpz whole (rank records, ezpz's own node steps): no -u, so srun
+  // forwards each task's output a line at a time.
+  input.whole_lines = true;
+  CHECK(launcher_argv("srun", input)[1] == "--kill-on-bad-exit=1");
+  input.whole_lines = false;
   // flux-run(1): per-resource options only (-n may not be given with --tasks-per-node).
   CHECK(launcher_argv("flux", input) ==
         std::vector<std::string>{"flux", "run", "-u", "--setopt=exit-on-error", "-N", "2",
