@@ -218,27 +218,28 @@ std::int64_t unix_ns() {
 // One of the rank's two streams: its pipe, our own fd, and the records on their way.
 struct Relay {
   Relay(int from_fd, int to_fd, long rank)
-      : from(from_fd), to(to_fd), encoder(rank, [this](std::string_view record) { add(record); }) {
+      : from(from_fd),
+        to(to_fd),
+        encoder(rank, [this](std::string_view records) { put(records); }) {
     // The program's "EZPZ_STAMP phase [seconds]" lines become control records, stamped now.
-    encoder.take_stamps([this, rank](std::string_view line) {
+    encoder.take_stamps([this](std::string_view line) {
       const auto stamp = ezpz::output::parse_stamp_line(line);
-      if (stamp) stamp_now(rank, stamp->phase, stamp->unix_ns.value_or(unix_ns()));
+      if (stamp) stamp_now(stamp->phase, stamp->unix_ns.value_or(unix_ns()));
       return stamp.has_value();
     });
   }
-  void add(std::string_view record) {
-    if (batch.size() + record.size() > ezpz::output::k_write_max) send();
-    batch.append(record);
+  void stamp_now(std::string_view phase, std::int64_t ns, std::string_view host = {}) {
+    encoder.control(ezpz::output::stamp_text(phase, ns, host));
   }
-  void stamp_now(long rank, std::string_view phase, std::int64_t ns, std::string_view host = {}) {
-    add(ezpz::output::control_record(rank, ezpz::output::stamp_text(phase, ns, host)));
-  }
-  // The batch in one write: whole records, at most PIPE_BUF bytes (k_write_max). A reader gone: the
+  // Whole records, at most PIPE_BUF bytes (k_write_max), in one write. A reader gone: the
   // rank's next write fails as it would have without us (EPIPE, SIGPIPE).
-  void send() {
-    if (!batch.empty() && !write_all(to, batch)) close_pipe();
-    batch.clear();
+  void put(std::string_view records) {
+    if (to >= 0 && !write_all(to, records)) {
+      close_pipe();
+      to = -1;
+    }
   }
+  void send() { encoder.send(); }
   void close_pipe() {
     if (from >= 0) ::close(from);
     from = -1;
@@ -258,7 +259,6 @@ struct Relay {
   }
   int from;
   int to;
-  std::string batch;
   ezpz::output::RecordEncoder encoder;
   long last_read_ms = 0;
   bool got_bytes = false;
@@ -281,13 +281,12 @@ void flush_quiet(Relay* const* relays, long now) {
     if (!relays[i]->encoder.holding()) continue;
     if (now - relays[i]->last_read_ms < ezpz::output::k_quiet_ms) continue;
     relays[i]->encoder.flush();
-    relays[i]->send();
   }
 }
 
 // wait_for, relaying the rank's output meanwhile. When the child has ended, what its pipes
 // hold is relayed; a grandchild that keeps them open is not waited for.
-bool relay_and_wait(const Child& child, int signals, Relay* const* relays, long rank, int& status) {
+bool relay_and_wait(const Child& child, int signals, Relay* const* relays, int& status) {
   bool stopped = false;
   bool exited = false;
   bool first_output = false;
@@ -306,7 +305,7 @@ bool relay_and_wait(const Child& child, int signals, Relay* const* relays, long 
     }
     if (!first_output && (relays[0]->got_bytes || relays[1]->got_bytes)) {
       first_output = true;
-      relays[0]->stamp_now(rank, "first_output", woke_ns);
+      relays[0]->stamp_now("first_output", woke_ns);
       relays[0]->send();
     }
     flush_quiet(relays, now_ms());
@@ -326,7 +325,6 @@ bool relay_and_wait(const Child& child, int signals, Relay* const* relays, long 
   }
   for (int i = 0; i < 2; ++i) {
     relays[i]->encoder.flush();
-    relays[i]->send();
     relays[i]->close_pipe();
   }
   return stopped;
@@ -398,9 +396,9 @@ std::string host_name() {
     Relay out(out_pipe[0], STDOUT_FILENO, rank_number);
     Relay err(err_pipe[0], STDERR_FILENO, rank_number);
     Relay* const relays[2] = {&out, &err};
-    out.stamp_now(rank_number, "exec", exec_ns, host_name());
+    out.stamp_now("exec", exec_ns, host_name());
     out.send();
-    stopped = relay_and_wait(child, signals, relays, rank_number, status);
+    stopped = relay_and_wait(child, signals, relays, status);
   } else {
     stopped = wait_for(child, waited, status);
   }

@@ -50,7 +50,7 @@ std::string run_ranks(Script& script, std::map<long, std::string>& wrote) {
   std::vector<ezpz::output::RecordEncoder> encoders;
   for (long rank = 0; rank < ranks; ++rank) {
     encoders.emplace_back(rank * 1000, [&](std::string_view record) {
-      check(record.size() <= ezpz::output::k_record_max && record.back() == '\n');
+      check(record.size() <= ezpz::output::k_write_max && record.back() == '\n');
       stream.append(record);
     });
   }
@@ -66,8 +66,8 @@ std::string run_ranks(Script& script, std::map<long, std::string>& wrote) {
       case 2:
         bytes.assign(std::size_t{script.next()} * 64, static_cast<char>(script.next()));
         break;
-      case 3:
-        encoders[rank].flush();
+      case 3:  // a quiet spell (the partial line goes too), or the end of one read
+        (op >> 4) & 1 ? encoders[rank].flush() : encoders[rank].send();
         continue;
     }
     encoders[rank].feed(bytes);

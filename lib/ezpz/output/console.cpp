@@ -30,9 +30,12 @@ void append_number(std::string& out, long number) {
 }
 
 void append_rank_label(std::string& out, long rank) {
-  out += '[';
-  append_number(out, rank);
-  out += "] ";
+  std::array<char, 32> label{};
+  label[0] = '[';
+  char* end = std::to_chars(label.data() + 1, label.data() + 24, rank).ptr;
+  *end++ = ']';
+  *end++ = ' ';
+  out.append(label.data(), end);
 }
 
 std::string rank_ranges(std::vector<long> ranks) {
@@ -86,33 +89,62 @@ std::size_t Deduplicator::cost(const Group& group) {
 
 // The rank's line may join the newest copy of its text only if that copy came after the rank's
 // last line (so its order holds) and the rank is not in it yet.
-Deduplicator::Group* Deduplicator::joinable(long rank, std::string_view text) {
-  const auto copy = newest_.find(text);
+Deduplicator::Group* Deduplicator::joinable(long rank, const Key& key) {
+  const auto copy = newest_.find(key);
   if (copy == newest_.end()) return nullptr;
   const auto last = last_of_rank_.find(rank);
   if (last != last_of_rank_.end() && last->second >= copy->second) return nullptr;
   return &groups_[copy->second - groups_.front().seq];
 }
 
-void Deduplicator::start(long rank, std::string_view text, Millis now) {
-  Group& group = groups_.emplace_back(
-      Group{.seq = next_seq_++, .first = now, .text = std::string(text), .ranks = {rank}});
+namespace {
+
+// A spare buffer, emptied, or a new one.
+template <typename Buffer>
+Buffer take_spare(std::vector<Buffer>& spares) {
+  if (spares.empty()) return Buffer();
+  Buffer buffer = std::move(spares.back());
+  spares.pop_back();
+  buffer.clear();
+  return buffer;
+}
+
+}  // namespace
+
+void Deduplicator::start(long rank, const Key& key, Millis now) {
+  Group& group = groups_.emplace_back(Group{.seq = next_seq_++,
+                                            .first = now,
+                                            .hash = key.hash,
+                                            .text = take_spare(spare_texts_),
+                                            .ranks = take_spare(spare_ranks_)});
+  group.text.assign(key.text);
+  group.ranks.push_back(rank);
   // The key must be this group's text: an older copy's would dangle once that copy is shown.
-  newest_.erase(std::string_view(group.text));
-  newest_.emplace(std::string_view(group.text), group.seq);
+  const Key own{.text = group.text, .hash = key.hash};
+  newest_.erase(own);
+  newest_.emplace(own, group.seq);
   last_of_rank_[rank] = group.seq;
   bytes_ += cost(group);
 }
 
+// A shown group's buffers, for the next groups; a large one is let go (the bound above).
+void Deduplicator::recycle(Group& group) {
+  if (spare_texts_.size() < k_spares && group.text.capacity() <= k_spare_max)
+    spare_texts_.push_back(std::move(group.text));
+  if (spare_ranks_.size() < k_spares && group.ranks.capacity() * sizeof(long) <= k_spare_max)
+    spare_ranks_.push_back(std::move(group.ranks));
+}
+
 void Deduplicator::add(long rank, std::string_view text, Millis now, std::string& out) {
   tick(now, out);
-  if (Group* group = joinable(rank, text)) {
+  const Key key{.text = text, .hash = std::hash<std::string_view>()(text)};
+  if (Group* group = joinable(rank, key)) {
     bytes_ -= cost(*group);
     group->ranks.push_back(rank);
     bytes_ += cost(*group);
     last_of_rank_[rank] = group->seq;
   } else {
-    start(rank, text, now);
+    start(rank, key, now);
   }
   while (groups_.size() > limits_.max_lines || (bytes_ > limits_.max_bytes && !groups_.empty())) {
     show_oldest(out);
@@ -126,9 +158,10 @@ void Deduplicator::show_oldest(std::string& out) {
   } else {
     labelled(rank_ranges(group.ranks), group.text, out);
   }
-  const auto copy = newest_.find(std::string_view(group.text));
+  const auto copy = newest_.find(Key{.text = group.text, .hash = group.hash});
   if (copy != newest_.end() && copy->second == group.seq) newest_.erase(copy);
   bytes_ -= cost(group);
+  recycle(group);
   groups_.pop_front();
   // A rank whose newest line has gone is free to join anything: forget it, so the map holds
   // only ranks with lines waiting.

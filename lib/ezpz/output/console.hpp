@@ -82,23 +82,40 @@ class Deduplicator {
   std::size_t pending_lines() const { return groups_.size(); }
 
  private:
+  // A text and its hash, computed once per line: the map's find, erase and insert reuse it.
+  struct Key {
+    std::string_view text;
+    std::size_t hash;
+    bool operator==(const Key& other) const { return text == other.text; }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const { return key.hash; }
+  };
   struct Group {
     std::uint64_t seq;
     Millis first;
+    std::size_t hash;  // of text
     std::string text;
     std::vector<long> ranks;
   };
-  Group* joinable(long rank, std::string_view text);
-  void start(long rank, std::string_view text, Millis now);
+  Group* joinable(long rank, const Key& key);
+  void start(long rank, const Key& key, Millis now);
   void show_oldest(std::string& out);
+  void recycle(Group& group);
   static std::size_t cost(const Group& group);
 
   DedupLimits limits_;
   std::deque<Group> groups_;  // oldest first; a deque keeps each text where it is
   std::uint64_t next_seq_ = 0;
-  std::unordered_map<std::string_view, std::uint64_t> newest_;  // text -> its newest group
-  std::unordered_map<long, std::uint64_t> last_of_rank_;        // rank -> its newest group
+  std::unordered_map<Key, std::uint64_t, KeyHash> newest_;  // text -> its newest group
+  std::unordered_map<long, std::uint64_t> last_of_rank_;    // rank -> its newest group
   std::size_t bytes_ = 0;
+  // Shown groups' buffers, reused by the next ones: a line costs no allocation. At most
+  // k_spares of each, none over k_spare_max bytes: outside pending_bytes(), at most 128 KiB.
+  static constexpr std::size_t k_spares = 64;
+  static constexpr std::size_t k_spare_max = 1024;
+  std::vector<std::string> spare_texts_;
+  std::vector<std::vector<long>> spare_ranks_;
 };
 
 // One stream (the launcher's stdout or its stderr) as the console shows it. A line that is not a

@@ -27,10 +27,12 @@ std::optional<Entry> take_entry(std::string_view& in) {
   return Entry{.rank = static_cast<long>(*rank) - 1, .flags = flags, .length = *length};
 }
 
+// In one append: the pump adds an entry per line.
 void append_entry(std::string& out, const Entry& entry) {
-  append_varint(out, static_cast<std::size_t>(entry.rank + 1));
-  out += static_cast<char>(entry.flags);
-  append_varint(out, entry.length);
+  char bytes[2 * k_varint_max + 1];
+  char* end = write_varint(bytes, static_cast<std::size_t>(entry.rank + 1));
+  *end++ = static_cast<char>(entry.flags);
+  out.append(bytes, write_varint(end, entry.length));
 }
 
 // The rank's bytes of its console line, `label` then its text then "\n" (cut short at the

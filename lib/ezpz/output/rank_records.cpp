@@ -44,22 +44,17 @@ Parsed parse_record(std::string_view line) {
           .control = line[digits] == '!'};
 }
 
-// The records of `text` after `prefix` (the rank), built in `record`, which the caller keeps
-// from call to call: the relay calls this once per line.
-void encode(std::string_view prefix, std::string_view text, bool complete, std::string& record,
-            const std::function<void(std::string_view record)>& write) {
-  const std::size_t room = room_after(prefix);
-  auto emit = [&](std::string_view piece, char marker) {
-    record.assign(prefix).append({marker, ' '}).append(piece).push_back('\n');
-    write(record);
-  };
+// Hands each record of `text` to `put` as its marker and its text, pieces of at most `room`
+// bytes: a '\n' in `text` ends a line there; `complete`: its end ends one too.
+template <typename Put>
+void encode(std::size_t room, std::string_view text, bool complete, Put&& put) {
   for (;;) {
     const std::size_t newline = text.find('\n');
     const bool ends = newline != std::string_view::npos || complete;
     std::string_view line = text.substr(0, newline);
-    for (; line.size() > room; line.remove_prefix(room)) emit(line.substr(0, room), '+');
-    if (ends) emit(line, ':');
-    if (!ends && !line.empty()) emit(line, '+');
+    for (; line.size() > room; line.remove_prefix(room)) put('+', line.substr(0, room));
+    if (ends) put(':', line);
+    if (!ends && !line.empty()) put('+', line);
     if (newline == std::string_view::npos) return;
     text.remove_prefix(newline + 1);
   }
@@ -75,14 +70,18 @@ std::string control_record(long rank, std::string_view text) {
 
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write) {
+  const std::string prefix = std::to_string(rank);
   std::string record;
-  encode(std::to_string(rank), text, complete, record, write);
+  encode(room_after(prefix), text, complete, [&](char marker, std::string_view piece) {
+    record.assign(prefix).append({marker, ' '}).append(piece).push_back('\n');
+    write(record);
+  });
 }
 
 RecordEncoder::RecordEncoder(long rank, Write write)
-    : prefix_(std::to_string(rank)), write_(std::move(write)) {
+    : prefix_(std::to_string(rank)), room_(room_after(prefix_)), write_(std::move(write)) {
   partial_.reserve(k_record_max);
-  record_.reserve(k_record_max);
+  batch_.reserve(k_write_max);
 }
 
 // One byte compared on most lines: the stamp check costs the relay nothing measurable.
@@ -91,13 +90,37 @@ bool RecordEncoder::stamped(std::string_view line) const {
          line.starts_with(k_stamp_prefix) && stamp_(line);
 }
 
-void RecordEncoder::send(std::string_view text, bool complete) {
+// A record, straight into the batch: the relay's only copy of the rank's bytes.
+void RecordEncoder::put(char marker, std::string_view text) {
+  if (batch_.size() + prefix_.size() + text.size() + 3 > k_write_max) send();
+  batch_.append(prefix_);
+  batch_ += marker;
+  batch_ += ' ';
+  batch_.append(text);
+  batch_ += '\n';
+}
+
+void RecordEncoder::send() {
+  if (!batch_.empty()) write_(batch_);
+  batch_.clear();
+}
+
+void RecordEncoder::control(std::string_view text) {
+  put('!', text);
+}
+
+// A line (or a '\r' redraw) of the rank's: one record when it fits and nothing waits before it
+// (almost every line), else through encode().
+void RecordEncoder::emit(std::string_view text, bool complete) {
   if (partial_.empty()) {
     if (complete && stamped(text)) return;
-    return encode(prefix_, text, complete, record_, write_);
+    if (complete && text.size() <= room_) return put(':', text);
+    return encode(room_, text, complete, [this](char m, std::string_view t) { put(m, t); });
   }
   partial_.append(text);
-  if (!complete || !stamped(partial_)) encode(prefix_, partial_, complete, record_, write_);
+  if (!complete || !stamped(partial_)) {
+    encode(room_, partial_, complete, [this](char m, std::string_view t) { put(m, t); });
+  }
   partial_.clear();
 }
 
@@ -105,35 +128,39 @@ void RecordEncoder::send(std::string_view text, bool complete) {
 void RecordEncoder::feed(std::string_view bytes) {
   // A '\r' last in the previous chunk: a redraw unless this chunk's '\n' makes it "\r\n".
   if (!bytes.empty() && !partial_.empty() && partial_.back() == '\r' && bytes[0] != '\n') flush();
+  // Most output has no '\r' at all: one look at the chunk spares a search per line.
+  const bool redraws = std::memchr(bytes.data(), '\r', bytes.size()) != nullptr;
   while (!bytes.empty()) {
     const void* found = std::memchr(bytes.data(), '\n', bytes.size());
     std::size_t end = found ? static_cast<const char*>(found) - bytes.data() : bytes.size();
-    const void* cr = std::memchr(bytes.data(), '\r', end);
+    const void* cr = redraws ? std::memchr(bytes.data(), '\r', end) : nullptr;
     if (cr != nullptr) {
       const std::size_t at = static_cast<const char*>(cr) - bytes.data();
       if (at + 1 == bytes.size()) break;  // the next chunk says whether "\r\n" follows
       if (bytes[at + 1] != '\n') {
-        send(bytes.substr(0, at + 1), false);
+        emit(bytes.substr(0, at + 1), false);
         bytes.remove_prefix(at + 1);
         continue;
       }
     }
     if (!found) break;
-    send(bytes.substr(0, end), true);
+    emit(bytes.substr(0, end), true);
     bytes.remove_prefix(end + 1);
   }
   partial_.append(bytes);
-  const std::size_t room = room_after(prefix_);
-  const std::size_t whole = partial_.size() / room * room;
+  const std::size_t whole = partial_.size() / room_ * room_;
   if (whole == 0) return;
-  encode(prefix_, std::string_view(partial_).substr(0, whole), false, record_, write_);
+  encode(room_, std::string_view(partial_).substr(0, whole), false,
+         [this](char m, std::string_view t) { put(m, t); });
   partial_.erase(0, whole);
 }
 
 void RecordEncoder::flush() {
-  if (partial_.empty()) return;
-  encode(prefix_, partial_, false, record_, write_);
-  partial_.clear();
+  if (!partial_.empty()) {
+    encode(room_, partial_, false, [this](char m, std::string_view t) { put(m, t); });
+    partial_.clear();
+  }
+  send();
 }
 
 RecordAssembler::RecordAssembler(Sink sink) : sink_(std::move(sink)) {}
@@ -142,16 +169,20 @@ void RecordAssembler::hand_on(long rank, std::string_view text, bool complete, b
   sink_(RankLine{.rank = rank, .text = text, .complete = complete, .control = control});
 }
 
+// Only a rank with a piece waiting has an entry in pending_: most lines need no lookup, no copy.
 void RecordAssembler::record(long rank, bool complete, std::string_view text) {
-  std::string& pending = pending_[rank];
-  if (pending.empty() && (complete || (!text.empty() && text.back() == '\r'))) {
-    return hand_on(rank, text, complete);  // the common case: no copy
+  auto waiting = pending_.empty() ? pending_.end() : pending_.find(rank);
+  const bool redraw = !text.empty() && text.back() == '\r';
+  if (waiting == pending_.end()) {
+    if (complete || redraw) return hand_on(rank, text, complete);
+    if (text.empty()) return;
+    waiting = pending_.emplace(rank, std::string()).first;
   }
+  std::string& pending = waiting->second;
   pending.append(text);
-  const bool redraw = !pending.empty() && pending.back() == '\r';
   if (!complete && !redraw && pending.size() < k_pending_max) return;
   hand_on(rank, pending, complete);
-  pending.clear();
+  pending_.erase(waiting);
 }
 
 void RecordAssembler::line(std::string_view bytes) {
@@ -189,11 +220,8 @@ void RecordAssembler::feed(std::string_view bytes) {
 }
 
 void RecordAssembler::flush() {
-  for (auto& [rank, pending] : pending_) {
-    if (pending.empty()) continue;
-    hand_on(rank, pending, false);
-    pending.clear();
-  }
+  for (auto& [rank, pending] : pending_) hand_on(rank, pending, false);
+  pending_.clear();
 }
 
 void RecordAssembler::finish() {

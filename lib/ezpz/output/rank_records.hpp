@@ -64,34 +64,43 @@ struct RankLine {
 std::string control_record(long rank, std::string_view text);
 
 // Encodes `text` of `rank` (>= 0) as records of at most k_record_max bytes each, calling `write`
-// once per record (ezpz-rankenv: one write(2) each). A '\n' in `text` ends a line there;
+// once per record. A '\n' in `text` ends a line there;
 // `complete`: the end of `text` ends a line too. An empty unfinished text writes nothing.
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write);
 
 // ezpz-rankenv's side: cuts one stream of a rank's output, read in chunks of any size, into
-// records (whole lines, '\r' redraws, and pieces of lines longer than a record). A partial
-// line waits for flush(), which the relay calls after k_quiet_ms of quiet and at the end.
-// Holds at most one record's worth of bytes. Pure: no I/O.
+// records (whole lines, '\r' redraws, and pieces of lines longer than a record), gathered into
+// writes of whole records of at most k_write_max bytes: `write` is called with each (the relay
+// makes it one write(2)) when the next record would not fit, and at send() and flush(). A
+// partial line waits for flush(), which the relay calls after k_quiet_ms of quiet and at the
+// end. Holds at most a record's worth of a line and a write's worth of records. Pure: no I/O.
 class RecordEncoder {
  public:
-  using Write = std::function<void(std::string_view record)>;
+  using Write = std::function<void(std::string_view records)>;
   RecordEncoder(long rank, Write write);
   void feed(std::string_view bytes);
-  void flush();  // the partial line, as a piece
+  // The records gathered so far, in one write.
+  void send();
+  // The partial line, as a piece; then send().
+  void flush();
+  // A control record (control_record()), after the records before it.
+  void control(std::string_view text);
   bool holding() const { return !partial_.empty(); }
   // Whole lines that start with "EZPZ_STAMP " (startup.hpp) go to `stamp` first; it returns
   // false to leave one in the output (a malformed stamp).
   void take_stamps(std::function<bool(std::string_view line)> stamp) { stamp_ = std::move(stamp); }
 
  private:
-  void send(std::string_view text, bool complete);
+  void emit(std::string_view text, bool complete);
+  void put(char marker, std::string_view text);
   bool stamped(std::string_view line) const;
   std::string prefix_;  // the rank, in decimal
+  std::size_t room_;    // the most text bytes of one record
   Write write_;
   std::function<bool(std::string_view line)> stamp_;
   std::string partial_;  // the bytes of the line so far, less than a record's text
-  std::string record_;   // reused for each record
+  std::string batch_;    // whole records, less than k_write_max bytes
 };
 
 // Reads one stream of records (stdout or stderr of the launcher) in chunks of any size and hands
@@ -115,7 +124,7 @@ class RecordAssembler {
   Sink sink_;
   std::string buffer_;                   // an unfinished line of the stream
   bool foreign_ = false;                 // buffer_ overflowed: the rest of this line is rank -1's
-  std::map<long, std::string> pending_;  // each rank's pieces so far
+  std::map<long, std::string> pending_;  // the pieces so far of each rank that has some
 };
 
 // Open MPI's --tag-output: "[JOB,RANK]<stdout>:" ("<stderr>:") before every piece it forwards,

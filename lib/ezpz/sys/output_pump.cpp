@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -62,8 +63,7 @@ struct OutputPump::Stream {
     const std::size_t shown_before = shown.size();
     console.line(line, now, shown);
     if (keep == Keep::index) output::append_index_entry(ranked, line, shown.size() - shown_before);
-    decoded.append(line.text);
-    if (line.complete) decoded += '\n';
+    decode(line);
     if (line.rank < 0) {  // not a record: the launcher's own line (or ezpz-rankenv's report)
       launcher.append(line.text);
       if (line.complete) launcher += '\n';
@@ -78,6 +78,35 @@ struct OutputPump::Stream {
         std::chrono::duration_cast<std::chrono::nanoseconds>(arrival).count();
     auto stamp = output::read_stamp(line.rank, line.text, start_ns, arrival_ns);
     if (stamp) stamps.push_back(std::move(*stamp));
+  }
+
+  // The line for the tail: a view when its text lies in the read being taken (almost every line),
+  // else a copy (a line joined from pieces, or cut by the read before).
+  void decode(const output::RankLine& line) {
+    const auto at = reinterpret_cast<std::uintptr_t>(line.text.data());
+    const auto from = reinterpret_cast<std::uintptr_t>(reading.data());
+    if (at < from || at + line.text.size() > from + reading.size()) {
+      decoded.push_back({copies.emplace_back(line.text), line.complete});
+    } else {
+      decoded.push_back({line.text, line.complete});
+    }
+  }
+
+  // The end of the lines decoded since the last call, at least `bytes` of it (all when fewer).
+  std::string decoded_end(std::size_t bytes) {
+    std::size_t first = decoded.size();
+    for (std::size_t size = 0; first > 0 && size < bytes;) {
+      --first;
+      size += decoded[first].text.size() + (decoded[first].newline ? 1 : 0);
+    }
+    std::string end;
+    for (std::size_t i = first; i < decoded.size(); ++i) {
+      end.append(decoded[i].text);
+      if (decoded[i].newline) end += '\n';
+    }
+    decoded.clear();
+    copies.clear();
+    return end;
   }
 
   // A line that fits one record (almost all) is written here, without the encoder's copies.
@@ -104,7 +133,14 @@ struct OutputPump::Stream {
   std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
   std::vector<output::Stamp> stamps;  // start-up stamps, as they came
   std::string shown;        // what the console shows
-  std::string decoded;      // the lines as the ranks wrote them: the tail's
+  // The lines as the ranks wrote them, for the tail: views into `reading` or into `copies`.
+  struct Decoded {
+    std::string_view text;
+    bool newline;
+  };
+  std::vector<Decoded> decoded;
+  std::deque<std::string> copies;  // a deque: a copy stays where it is as more are made
+  std::string_view reading;        // the read being fed to the assembler
   std::string launcher;     // the lines that were not records: the watcher's, the launcher tail's
   std::string ranked;       // ranks.log's records, or ranks.idx's entries
   const std::function<void(std::string_view)> append_ranked = [this](std::string_view record) {
@@ -184,8 +220,10 @@ void OutputPump::take_records(Pipe& pipe, std::string_view data) {
   stream.now = since_start();
   stream.last_read = stream.now;
   stream.flushed = false;
+  stream.reading = data;
   stream.assembler.feed(data);
   show(pipe);
+  stream.reading = {};
 }
 
 // The stream's end: partial lines and waiting ones are shown.
@@ -202,12 +240,11 @@ void OutputPump::show(Pipe& pipe) {
   const bool recording = record_fd_ >= 0;  // before this batch: it may fill the record
   const std::size_t taken = show_console(pipe);
   keep_ranked(stream, recording, taken);
-  keep_tail(stream.decoded);
+  keep_tail(stream.decoded_end(tail_bytes_));
   keep_bounded(launcher_tail_, stream.launcher);
   // A rank's own line never trips the watcher: "ssh: connect to host github.com ..." printed by
   // the job is no launcher's report of a node.
   if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(stream.launcher);
-  stream.decoded.clear();
   stream.launcher.clear();
 }
 

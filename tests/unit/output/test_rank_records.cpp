@@ -53,7 +53,7 @@ std::string relay(long rank, const std::vector<std::string>& chunks, bool flush 
   std::string out;
   RecordEncoder encoder(rank, [&](std::string_view r) { out.append(r); });
   for (const auto& chunk : chunks) encoder.feed(chunk);
-  if (flush) encoder.flush();
+  flush ? encoder.flush() : encoder.send();
   return out;
 }
 
@@ -101,6 +101,29 @@ TEST_CASE("the encoder sends whole lines and redraws, and keeps a partial line",
   const std::string big(3 * room + 10, 'b');
   CHECK(relay(5, {big}, false).size() == 3 * k_record_max);
   CHECK(relay(5, {big}).size() == big.size() + 4 * 4);
+}
+
+TEST_CASE("the encoder gathers whole records into writes of at most k_write_max",
+          "[rank_records]") {
+  std::vector<std::string> writes;
+  RecordEncoder encoder(3, [&](std::string_view w) { writes.emplace_back(w); });
+  const std::string line(99, 'l');  // a record of 103 bytes: 39 to a write
+  std::string expected;
+  for (int i = 0; i < 100; ++i) {
+    encoder.feed(line + "\n");
+    expected += "3: " + line + "\n";
+  }
+  CHECK(writes.size() == 2);  // the third waits for send()
+  encoder.control("exec 1");
+  encoder.feed("last\n");
+  encoder.send();
+  encoder.send();  // nothing gathered: no write
+  REQUIRE(writes.size() == 3);
+  CHECK(writes[0].size() == 39 * 103);
+  CHECK(writes[2].ends_with("3: " + line + "\n3! exec 1\n3: last\n"));
+  std::string all;
+  for (const auto& w : writes) all += w;
+  CHECK(all == expected + "3! exec 1\n3: last\n");
 }
 
 TEST_CASE("the assembler joins each rank's pieces, whatever the chunks", "[rank_records]") {
@@ -173,6 +196,7 @@ TEST_CASE("interleaved ranks come back byte for byte, in order per rank", "[rank
   for (std::size_t i = 0; i < writes.size(); ++i) {
     for (long rank = 0; rank < 3; ++rank) {
       encoders[rank].feed(writes[(i + rank) % writes.size()]);
+      encoders[rank].send();
       wrote[rank] += writes[(i + rank) % writes.size()];
     }
   }
@@ -225,6 +249,7 @@ TEST_CASE("Open MPI's pieces, re-encoded per rank, come back as whole lines", "[
     auto [it, added] = encoders.try_emplace(rank, rank < 0 ? 0 : rank,
                                             [&](std::string_view r) { assembler.feed(r); });
     it->second.feed(piece);
+    it->second.send();
   });
   splitter.feed("[1,0]<stdout>:rank 0 li[1,1]<stdout>:rank 1 line\n[1,0]<stdout>:ne\n");
   CHECK(lines == Lines{{1, "rank 1 line", true}, {0, "rank 0 line", true}});
