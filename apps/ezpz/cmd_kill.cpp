@@ -187,9 +187,8 @@ int kill_everywhere(const KillOptions& o, const Context& context) {
   if (!o.run_id.empty()) command.push_back(o.run_id);
   PlanOptions plan;
   plan_one_rank_per_host(plan);
-  PreparedLaunch prepared = prepare_launch(plan, command, context);
-  overlap_job_step(prepared.planned.plan);  // the runs it stops hold the job's CPUs
-  return run_plan(prepared, context);
+  // A node step: under srun it overlaps the job's own step, whose runs it stops.
+  return run_plan(prepare_launch(plan, command, context), context);
 }
 
 }  // namespace

@@ -136,22 +136,12 @@ void plan_one_rank_per_host(PlanOptions& options) {
   options.cpu_bind = "";
 }
 
-// srun must be told that the job's own step may keep the CPUs it holds (--overlap): without
-// it, a step beside a running launch waits for that launch to end.
-void overlap_job_step(LaunchPlan& launch) {
-  const std::string& program = launch.argv.front();
-  if (program.substr(program.rfind('/') + 1) == "srun") {
-    launch.argv.insert(launch.argv.begin() + 1, "--overlap");
-  }
-}
-
 namespace {
 
 LaunchPlan node_step_plan(std::vector<std::string> command, const Context& context) {
   PlanOptions plan;
   plan_one_rank_per_host(plan);
   LaunchPlan launch = prepare_launch(plan, std::move(command), context).planned.plan;
-  overlap_job_step(launch);
   return tagged_plan(std::move(launch), sys::make_run_id(sys::hostname()));
 }
 

@@ -89,8 +89,4 @@ void check_launcher_program(const PreparedLaunch& prepared, const Context& conte
 // Runs the plan; returns the launcher's exit status (128+N for signal N).
 int run_plan(const PreparedLaunch& prepared, const Context& context);
 
-// A one-rank-per-node step beside the job's own (kill --all-nodes, stacks, --signal's
-// warning): srun gets --overlap, or the step would wait for the job's launch to end.
-void overlap_job_step(LaunchPlan& launch);
-
 }  // namespace ezpz

@@ -207,7 +207,8 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
                          .master_addr = planned.master_addr,
                          .master_port = in.master_port,
                          .environment = in.environment,
-                         .whole_lines = records_on(planned, request) || request.node_step};
+                         .whole_lines = records_on(planned, request) || request.node_step,
+                         .node_step = request.node_step};
   std::vector<std::string>& argv = planned.plan.argv;
   argv = launcher_argv(planned.launcher, launcher);
   const std::vector<std::string> gpus = gpu_flags(planned);

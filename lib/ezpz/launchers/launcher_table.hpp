@@ -150,6 +150,11 @@ struct LauncherRow {
   // bench/output_lines); line-buffered it forwards whole lines up to 1024 bytes, a record's
   // most, and the relay flushes a partial line itself after a quiet spell.
   std::string_view unbuffered{};
+  // Added to ezpz's own one-per-node steps (kill --all-nodes, stacks, doctor's probes, yeet's
+  // stager), which may run beside the job's own launch: srun's --overlap lets a step share the
+  // CPUs a running step holds, where without it the step waits for that launch to end
+  // ("Requested nodes are busy").
+  std::string_view overlap{};
   // Whether it cuts the relay's records on their way (Open MPI: a rank's stdout is a pty, read
   // in pieces; broken lines in 2 runs of 5): ezpz-rankenv writes none, the bytes pass as they are.
   bool cuts_records = false;
@@ -300,6 +305,7 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .gpu_bind = "--gpu-bind=",
      // slurmstepd sets the node's Slurm name for each task.
      .unbuffered = "-u",
+     .overlap = "--overlap",
      .rank_variables = {.rank = "SLURM_PROCID",
                         .local_rank = "SLURM_LOCALID",
                         .size = "SLURM_NTASKS",

@@ -61,6 +61,7 @@ void add_hosts(std::vector<std::string>& argv, const LauncherRow& d, const Launc
 
 std::vector<std::string> mpi_argv(const LauncherRow& d, const LauncherInput& in) {
   std::vector<std::string> argv{std::string(d.programs.front())};
+  if (in.node_step && !d.overlap.empty()) argv.emplace_back(d.overlap);
   for (std::string_view word : d.leading) {
     if (!(in.whole_lines && word == d.unbuffered)) argv.emplace_back(word);
   }

@@ -30,6 +30,8 @@ struct LauncherInput {
   // ezpz's own node step (kill --all-nodes: srun -u merged two nodes' lines mid-line). A flag
   // that would cut them is left out.
   bool whole_lines = false;
+  // ezpz's own one-per-node step (kill, stacks, doctor, yeet): the row's `overlap` flag is added.
+  bool node_step = false;
 };
 
 // An implementation ezpz knows ("Open MPI") and the dialect whose flags it takes ("openmpi").

@@ -50,6 +50,13 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
   // forwards each task's output a line at a time.
   input.whole_lines = true;
   CHECK(launcher_argv("srun", input)[1] == "--kill-on-bad-exit=1");
+  // ezpz's own node step runs beside the job's launch: srun --overlap, or it would wait for it.
+  input.node_step = true;
+  CHECK(launcher_argv("srun", input) ==
+        std::vector<std::string>{"srun", "--overlap", "--kill-on-bad-exit=1", "-N", "2", "-n", "4",
+                                 "--ntasks-per-node=2", "--nodelist=n[01-02]"});
+  CHECK(launcher_argv("hydra", input)[1] == "-n");  // no such flag: nothing added
+  input.node_step = false;
   input.whole_lines = false;
   // flux-run(1): per-resource options only (-n may not be given with --tasks-per-node).
   CHECK(launcher_argv("flux", input) ==
