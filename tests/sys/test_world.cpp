@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -372,6 +373,22 @@ TEST_CASE("write_files writes atomically and makes private parents", "[world]") 
   CHECK(slurp(dir / "a/b/hostfile") == "node3\n");
   CHECK(names_in(dir / "a/b") == std::vector<std::string>{"hostfile"});
   CHECK(names_in(dir / "") == std::vector<std::string>{"a", "top"});
+}
+
+TEST_CASE("make_directories makes the path and what is missing above it, private", "[world]") {
+  TempDir dir;
+  fs::create_directory(dir / "kept");
+  fs::permissions(dir / "kept", fs::perms(0755));
+  CHECK(ezpz::sys::make_directories(dir / "kept/a/b"));
+  CHECK(fs::is_directory(dir / "kept/a/b"));
+  CHECK((fs::status(dir / "kept").permissions() & fs::perms::all) == fs::perms(0755));
+  CHECK((fs::status(dir / "kept/a").permissions() & fs::perms::all) == fs::perms(0700));
+  CHECK((fs::status(dir / "kept/a/b").permissions() & fs::perms::all) == fs::perms(0700));
+  CHECK(ezpz::sys::make_directories(dir / "kept/a/b/"));  // all there: nothing to do
+  put(dir / "file", "a regular file\n");
+  errno = 0;
+  CHECK_FALSE(ezpz::sys::make_directories(dir / "file/sub/deeper"));
+  CHECK(errno == ENOTDIR);
 }
 
 TEST_CASE("write_files names the path when it cannot write", "[world]") {

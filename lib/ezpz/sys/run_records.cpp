@@ -31,10 +31,7 @@ namespace {
 // then); made with its parents, private, the first time.
 void make_runs_directory(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST) return;
-  std::error_code error;
-  fs::create_directories(path, error);
-  if (!error) fs::permissions(path, fs::perms::owner_all, fs::perm_options::replace, error);
-  if (error) cannot_create(path, error.message());
+  if (!make_directories(path)) cannot_create(path, std::strerror(errno));
 }
 
 std::string summary_path(const fs::path& run_dir) { return (run_dir / "run.json").string(); }

@@ -162,12 +162,9 @@ namespace {
 
 // mkdir -p of the directories above `path`, mode 0700; existing ones are kept.
 void make_parents(const std::string& path) {
-  for (auto slash = path.find('/', 1); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    if (::mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) {
-      throw system_error(path);
-    }
-  }
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return;
+  if (!make_directories(path.substr(0, slash))) throw system_error(path);
 }
 
 // A new file "<path>.XXXXXX" beside `path`, opened exclusively; parents are
@@ -389,6 +386,13 @@ std::vector<ProfileFile> read_profile_files(const Env& env) {
     }
   }
   return files;
+}
+
+bool make_directories(const std::string& path) {
+  for (auto slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    if (::mkdir(path.substr(0, slash).c_str(), 0700) != 0 && errno != EEXIST) return false;
+    if (slash == std::string::npos) return true;
+  }
 }
 
 void write_files(const std::vector<FileToWrite>& files) {

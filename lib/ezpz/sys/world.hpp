@@ -129,4 +129,8 @@ void write_files(const std::vector<FileToWrite>& files);
 // record's), where looking first costs a system call or four on every launch.
 void write_file(const FileToWrite& file);
 
+// Makes `path` and each missing directory above it, private (0700); one that exists is left as
+// it is. False, with errno set, at the first that cannot be made.
+bool make_directories(const std::string& path);
+
 }  // namespace ezpz::sys
