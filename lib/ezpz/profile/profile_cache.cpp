@@ -1,5 +1,6 @@
 #include "ezpz/profile/profile_cache.hpp"
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
@@ -199,23 +200,43 @@ const std::string& cache_layout() {
   return layout;
 }
 
+void mix(ContentHash& hash, std::string_view bytes) {
+  hash.add(bytes);
+  hash.add_separator();
+}
+
+// A key's hash starts with the encoding's version and the key tables. The encoding of each type
+// above: bump the version when one changes. A new key needs no bump.
+ContentHash cache_hash() {
+  ContentHash hash;
+  mix(hash, "ezpz-profile-cache-v8");
+  mix(hash, cache_layout());
+  return hash;
+}
+
 }  // namespace
 
 std::string profile_cache_key(const std::vector<ProfileFile>& files) {
   // Over "path\0text\0" for each file, after the encoding and the key tables.
-  ContentHash hash;
-  auto mix = [&hash](std::string_view bytes) {
-    hash.add(bytes);
-    hash.add_separator();
-  };
-  // The encoding of each type above: bump it when one changes. A new key needs no bump.
-  mix("ezpz-profile-cache-v8");
-  mix(cache_layout());
+  ContentHash hash = cache_hash();
   for (const ProfileFile& file : files) {
-    mix(file.path);
-    mix(file.text);
+    mix(hash, file.path);
+    mix(hash, file.text);
   }
   return fmt::format("{:016x}-{}", hash.value(), files.size());
+}
+
+std::optional<std::string> profile_stamp_key(const std::vector<ProfileStamp>& stamps,
+                                             std::int64_t now_ns) {
+  ContentHash hash = cache_hash();
+  for (const ProfileStamp& stamp : stamps) {
+    if (std::max(stamp.mtime_ns, stamp.ctime_ns) > now_ns - k_settled_ns) return std::nullopt;
+    mix(hash, stamp.path);
+    mix(hash, fmt::format("{} {} {} {} {}", stamp.device, stamp.inode, stamp.size, stamp.mtime_ns,
+                          stamp.ctime_ns));
+  }
+  // "stat-": never equal to a key of the texts, whatever the digests.
+  return fmt::format("stat-{:016x}-{}", hash.value(), stamps.size());
 }
 
 std::string serialize_profiles(std::string_view key, const std::vector<MachineProfile>& profiles) {

@@ -376,14 +376,20 @@ int find_free_port() {
   return ntohs(address.sin_port);
 }
 
+std::vector<std::string> profile_paths(const Env& env) {
+  std::vector<std::string> paths;
+  for (const auto& dir : resolve_dirs(profile_dirs(env))) {
+    for (const auto& name : yaml_names(dir)) paths.push_back(dir + "/" + name);
+  }
+  return paths;
+}
+
 std::vector<ProfileFile> read_profile_files(const Env& env) {
   RealFileReader reader;
   std::vector<ProfileFile> files;
-  for (const auto& dir : resolve_dirs(profile_dirs(env))) {
-    for (const auto& name : yaml_names(dir)) {
-      std::string path = dir + "/" + name;
-      files.push_back({path, reader.read(path)});
-    }
+  for (std::string& path : profile_paths(env)) {
+    std::string text = reader.read(path);
+    files.push_back({std::move(path), std::move(text)});
   }
   return files;
 }

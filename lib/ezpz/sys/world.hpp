@@ -110,6 +110,8 @@ int find_free_port();
 // the source tree's machines/, the installed share dir, ~/.config/ezpz/machines,
 // then each directory of EZPZ_MACHINES_PATH (':'-separated, first wins).
 std::vector<ProfileFile> read_profile_files(const Env& env);
+// Their paths, in the same order, none read.
+std::vector<std::string> profile_paths(const Env& env);
 
 // The machine profiles on the search path, parsed, through the cache in
 // ezpz_cache_dir() (a cache that cannot be read or written is simply skipped).

@@ -1,4 +1,6 @@
 #include "ezpz/profile/profile_cache.hpp"
+
+#include <functional>
 #include "tests/catch.hpp"
 #include "tests/support/every_key.hpp"
 #include "tests/support/files.hpp"
@@ -64,4 +66,45 @@ TEST_CASE("a damaged cache is a miss, never an error", "[profile_cache]") {
   CHECK_FALSE(deserialize_profiles("", key));
   CHECK_FALSE(deserialize_profiles("{\"key\":\"" + key + "\",\"profiles\":[{}]}", key));
   CHECK_FALSE(deserialize_profiles("ezpz-profile-cache\n\xff\xff", key));
+}
+
+TEST_CASE("the stat key: every field counts, and only files left alone 2 s", "[profile_cache]") {
+  constexpr std::int64_t now = 1'000'000'000'000;
+  const std::int64_t settled = now - k_settled_ns;
+  const std::vector<ProfileStamp> stamps = {
+      {.path = "/m/a.yaml", .device = 1, .inode = 2, .size = 3, .mtime_ns = 10, .ctime_ns = 11},
+      {.path = "/m/b.yaml", .device = 1, .inode = 4, .size = 5, .mtime_ns = 12, .ctime_ns = 13}};
+  const auto key = profile_stamp_key(stamps, now);
+  REQUIRE(key);
+  CHECK(key->starts_with("stat-"));
+  CHECK(key->ends_with("-2"));
+  CHECK(profile_stamp_key(stamps, now) == key);
+  using Field = std::function<void(ProfileStamp&)>;
+  const std::vector<std::pair<std::string, Field>> changes = {
+      {"path", [](ProfileStamp& s) { s.path = "/m/c.yaml"; }},
+      {"device", [](ProfileStamp& s) { s.device = 9; }},
+      {"inode", [](ProfileStamp& s) { s.inode = 9; }},
+      {"size", [](ProfileStamp& s) { s.size = 9; }},
+      {"mtime", [](ProfileStamp& s) { s.mtime_ns = 9; }},
+      {"ctime", [](ProfileStamp& s) { s.ctime_ns = 9; }}};
+  for (const auto& [name, change] : changes) {
+    CAPTURE(name);
+    std::vector<ProfileStamp> changed = stamps;
+    change(changed[1]);
+    CHECK(profile_stamp_key(changed, now) != key);
+  }
+  std::vector<ProfileStamp> reordered = {stamps[1], stamps[0]};
+  CHECK(profile_stamp_key(reordered, now) != key);
+  CHECK(profile_stamp_key({}, now) != key);
+  // A file changed within 2 s of now, or after it (a clock set back): its text must tell.
+  std::vector<ProfileStamp> recent = stamps;
+  recent[0].ctime_ns = settled;
+  CHECK(profile_stamp_key(recent, now));
+  recent[0].ctime_ns = settled + 1;
+  CHECK_FALSE(profile_stamp_key(recent, now));
+  recent[0].ctime_ns = 11;
+  recent[0].mtime_ns = now + 5;
+  CHECK_FALSE(profile_stamp_key(recent, now));
+  // Never the key of the texts.
+  CHECK(*key != profile_cache_key({{"/m/a.yaml", "launcher: hydra\n"}}));
 }
