@@ -100,6 +100,11 @@ void RecordEncoder::put(char marker, std::string_view text) {
   batch_ += '\n';
 }
 
+void RecordEncoder::put_records(std::string_view text, bool complete) {
+  encode(room_, text, complete,
+         [this](char marker, std::string_view piece) { put(marker, piece); });
+}
+
 void RecordEncoder::send() {
   if (!batch_.empty()) write_(batch_);
   batch_.clear();
@@ -115,12 +120,10 @@ void RecordEncoder::emit(std::string_view text, bool complete) {
   if (partial_.empty()) {
     if (complete && stamped(text)) return;
     if (complete && text.size() <= room_) return put(':', text);
-    return encode(room_, text, complete, [this](char m, std::string_view t) { put(m, t); });
+    return put_records(text, complete);
   }
   partial_.append(text);
-  if (!complete || !stamped(partial_)) {
-    encode(room_, partial_, complete, [this](char m, std::string_view t) { put(m, t); });
-  }
+  if (!complete || !stamped(partial_)) put_records(partial_, complete);
   partial_.clear();
 }
 
@@ -150,14 +153,13 @@ void RecordEncoder::feed(std::string_view bytes) {
   partial_.append(bytes);
   const std::size_t whole = partial_.size() / room_ * room_;
   if (whole == 0) return;
-  encode(room_, std::string_view(partial_).substr(0, whole), false,
-         [this](char m, std::string_view t) { put(m, t); });
+  put_records(std::string_view(partial_).substr(0, whole), false);
   partial_.erase(0, whole);
 }
 
 void RecordEncoder::flush() {
   if (!partial_.empty()) {
-    encode(room_, partial_, false, [this](char m, std::string_view t) { put(m, t); });
+    put_records(partial_, false);
     partial_.clear();
   }
   send();

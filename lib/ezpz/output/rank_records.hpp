@@ -64,8 +64,8 @@ struct RankLine {
 std::string control_record(long rank, std::string_view text);
 
 // Encodes `text` of `rank` (>= 0) as records of at most k_record_max bytes each, calling `write`
-// once per record. A '\n' in `text` ends a line there;
-// `complete`: the end of `text` ends a line too. An empty unfinished text writes nothing.
+// once per record. A '\n' in `text` ends a line there; `complete`: the end of `text` ends a
+// line too. An empty unfinished text writes nothing.
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write);
 
@@ -94,6 +94,7 @@ class RecordEncoder {
  private:
   void emit(std::string_view text, bool complete);
   void put(char marker, std::string_view text);
+  void put_records(std::string_view text, bool complete);  // encode()'s records, put()
   bool stamped(std::string_view line) const;
   std::string prefix_;  // the rank, in decimal
   std::size_t room_;    // the most text bytes of one record
