@@ -131,10 +131,17 @@ class SignalSender {
   std::thread thread_;
 };
 
-// Puts `fd` on this process's `target` descriptor (stdin, stdout, stderr) for its lifetime.
+// Puts `fd` on this process's `target` descriptor (stdin, stdout, stderr) for its lifetime;
+// -1 closes it.
 class FdSwap {
  public:
-  FdSwap(int target, int fd) : target_(target), saved_(::dup(target)) { ::dup2(fd, target); }
+  FdSwap(int target, int fd) : target_(target), saved_(::dup(target)) {
+    if (fd >= 0) {
+      ::dup2(fd, target);
+    } else {
+      ::close(target);
+    }
+  }
   ~FdSwap() {
     ::dup2(saved_, target_);
     ::close(saved_);
@@ -314,6 +321,28 @@ TEST_CASE("with a stdin relay, the launcher's stdin is a pipe that neither has d
   CHECK(lines.peek() == EOF);  // `cat` saw neither data nor an end: timeout stopped it
   // Closed once the launcher exited.
   CHECK(read_text_file("/proc/net/unix").find(" " + socket + "\n") == std::string::npos);
+}
+
+TEST_CASE("a stdin with nothing for rank 0 gets no relay: the launcher reads /dev/null",
+          "[executor]") {
+  TempDir dir;
+  LaunchPlan plan =
+      shell(R"(readlink /proc/$$/fd/0 > "$1"; echo "[$EZPZ_STDIN]" >> "$1")", {dir.file("stdin")});
+  plan.relay_stdin = true;
+  SECTION("/dev/null") {
+    const int null = ::open("/dev/null", O_RDONLY);
+    REQUIRE(null >= 0);
+    {
+      FdSwap swap(STDIN_FILENO, null);
+      REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+    }
+    ::close(null);
+  }
+  SECTION("no stdin at all (closed)") {
+    FdSwap swap(STDIN_FILENO, -1);
+    REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+  }
+  CHECK(read_text_file(dir.file("stdin")) == "/dev/null\n[]\n");
 }
 
 TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 using ezpz::Env;
 using ezpz::Error;
 using ezpz::ExitCode;
+using ezpz::testing::names_in;
 using ezpz::testing::TempDir;
 
 namespace {
@@ -46,13 +47,6 @@ void put_script(const std::string& path, const std::string& body) {
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::vector<std::string> names_in(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 template <typename Fn>
@@ -373,6 +367,34 @@ TEST_CASE("write_files writes atomically and makes private parents", "[world]") 
   CHECK(slurp(dir / "a/b/hostfile") == "node3\n");
   CHECK(names_in(dir / "a/b") == std::vector<std::string>{"hostfile"});
   CHECK(names_in(dir / "") == std::vector<std::string>{"a", "top"});
+}
+
+TEST_CASE("PendingFile: the temporary made ahead, the write renames it into place", "[world]") {
+  TempDir dir;
+  put(dir / "run.json", "{\"open\": true}\n");
+  {
+    ezpz::sys::PendingFile next(dir / "run.json");
+    const std::vector<std::string> ahead = names_in(dir / "");
+    REQUIRE(ahead.size() == 2);  // run.json and its temporary
+    CHECK(ahead[1].starts_with("run.json."));
+    CHECK(slurp(dir / "run.json") == "{\"open\": true}\n");  // untouched until committed
+    next.commit("{}\n");
+    CHECK(names_in(dir / "") == std::vector<std::string>{"run.json"});
+    CHECK(slurp(dir / "run.json") == "{}\n");
+    CHECK((fs::status(dir / "run.json").permissions() & fs::perms::all) == fs::perms(0600));
+    auto again = caught([&] { next.commit("{}\n"); });
+    REQUIRE(again);
+    CHECK(std::string(again->what()) == dir / "run.json" + ": written already");
+  }
+  {
+    ezpz::sys::PendingFile unused(dir / "verdict.json");
+    CHECK(names_in(dir / "").size() == 2);
+  }
+  CHECK(names_in(dir / "") == std::vector<std::string>{"run.json"});  // never committed: gone
+  put(dir / "file", "a regular file\n");
+  auto under_file = caught([&] { ezpz::sys::PendingFile(dir / "file/verdict.json"); });
+  REQUIRE(under_file);
+  CHECK(std::string(under_file->what()) == dir / "file/verdict.json" + ": Not a directory");
 }
 
 TEST_CASE("make_directories makes the path and what is missing above it, private", "[world]") {

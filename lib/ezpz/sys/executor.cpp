@@ -120,7 +120,7 @@ class SupervisedSignalScope {
 struct ChildSetup {
   sigset_t ignored;  // forwarded signals ezpz inherited as ignored
   bool ignore_sigpipe = false;
-  int stdin_fd = k_inherit;  // a terminal's is replaced by /dev/null
+  int stdin_fd = k_inherit;  // a terminal's, or none, is replaced by /dev/null
   int stdout_fd = k_inherit;
   int stderr_fd = k_inherit;
 };
@@ -151,8 +151,10 @@ pid_t spawn_launcher(const std::string& path, const LaunchPlan& plan, const Env&
                      const ChildSetup& setup) {
   const sigset_t defaults = launcher_default_signals(setup);
   // The launcher runs in a background process group, and a background group that reads the
-  // terminal is stopped by SIGTTIN; a job never needs the terminal's input anyway.
-  const bool from_null = setup.stdin_fd == k_inherit && ::isatty(STDIN_FILENO);
+  // terminal is stopped by SIGTTIN; a job never needs the terminal's input anyway. A closed
+  // stdin would be the launcher's first open(): /dev/null holds the place.
+  const bool from_null =
+      setup.stdin_fd == k_inherit && (::isatty(STDIN_FILENO) || stdin_is_closed());
   const Spawned child = spawn_process(
       path, plan.argv, env,
       {.stdio = {from_null ? k_dev_null : setup.stdin_fd, setup.stdout_fd, setup.stderr_fd},
@@ -484,7 +486,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   const Clock::time_point started = Clock::now();
   const auto started_wall = std::chrono::system_clock::now().time_since_epoch();
   std::optional<StdinRelay> relay;
-  if (plan.relay_stdin) relay.emplace();
+  if (plan.relay_stdin && stdin_may_carry_data()) relay.emplace();
   Env env = launcher_environment(base_, plan.env);
   if (relay) env.insert_or_assign(k_stdin_socket_variable, relay->socket_path());
   const std::string path = resolve_launcher(plan.argv.front(), env);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -18,7 +19,9 @@ namespace ezpz::sys {
 
 void NodeEffects::open_record(const std::optional<std::string>& runs_dir, const Env& env) {
   try {
-    recorder_.emplace(runs_directory(runs_dir, env), id_);
+    lock_later_ = deferring_;
+    recorder_.emplace(runs_directory(runs_dir, env), id_,
+                      lock_later_ ? RunRecorder::Lock::later : RunRecorder::Lock::now);
     id_ = recorder_->id();
   } catch (const Error& e) {
     log::warn("{}; the job runs without one", e.what());
@@ -31,6 +34,7 @@ NodeEffects::~NodeEffects() {
 }
 
 void NodeEffects::write_deferred() {
+  if (recorder_ && std::exchange(lock_later_, false)) recorder_->lock();  // before run.json
   deferring_ = false;
   for (const auto& write : deferred_) write();
   deferred_.clear();
@@ -58,10 +62,23 @@ std::string NodeEffects::output_path(int attempt) {
     return recorder_->attempt_path(attempt) + "/output.log";
   }
   try {
-    return recorder_->attempt_directory(attempt) + "/output.log";
+    std::string path = recorder_->attempt_directory(attempt) + "/output.log";
+    prepare_ending(attempt);
+    return path;
   } catch (const Error& e) {
     log::warn("{}; this attempt's output is not recorded", e.what());
     return "";
+  }
+}
+
+// The files an attempt's end writes get their inodes now, while the launcher starts, rather
+// than once it has exited, when ezpz's exit waits for them (PendingFile). A failure here is
+// the write's to report.
+void NodeEffects::prepare_ending(int attempt) {
+  try {
+    recorder_->prepare(attempt_dir_name(attempt) + "/verdict.json");
+    recorder_->prepare("run.json");
+  } catch (const Error&) {
   }
 }
 

@@ -48,9 +48,11 @@ class NodeEffects final : public RunEffects {
   void say(const std::string& line) override;
 
  private:
+  void prepare_ending(int attempt);
   std::string id_;
   std::optional<RunRecorder> recorder_;
   bool deferring_ = false;
+  bool lock_later_ = false;  // the record was opened deferring: write_deferred takes the lock
   std::vector<std::function<void()>> deferred_;
 };
 

@@ -58,13 +58,13 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
   return ".ezpz/runs";
 }
 
-RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& base_id) {
+RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& base_id, Lock when) {
   make_runs_directory(runs_dir);
   for (int n = 1; n <= k_id_choices; ++n) {
     id_ = run_id_choice(base_id, n);
     directory_ = fmt::format("{}/{}", runs_dir, id_);
     if (claim_directory(directory_)) {
-      lock();
+      if (when == Lock::now) lock();
       return;
     }
   }
@@ -77,16 +77,17 @@ RunRecorder::RunRecorder(const std::string& runs_dir, const std::string& base_id
 RunRecorder::RunRecorder(RunRecorder&& other) noexcept
     : id_(std::move(other.id_)),
       directory_(std::move(other.directory_)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      pending_(std::move(other.pending_)) {}
 
 RunRecorder::~RunRecorder() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-// Taken before run.json exists, which readers wait for, so no reader sees a
-// free lock on a live run. Best effort: where flock fails (Lustre mounted
-// without it) the file goes, and `ezpz runs` says it cannot tell.
+// Best effort: where flock fails (Lustre mounted without it) the file goes, and `ezpz runs`
+// says it cannot tell.
 void RunRecorder::lock() {
+  if (lock_fd_ >= 0) return;  // held already: a second open's flock would conflict with it
   lock_fd_ = ::open(lock_path(directory_).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) return;
   ::unlink(lock_path(directory_).c_str());
@@ -104,8 +105,14 @@ std::string RunRecorder::attempt_directory(int attempt) const {
   return path;
 }
 
-void RunRecorder::write(const std::string& relative, const std::string& text) const {
+void RunRecorder::write(const std::string& relative, const std::string& text) {
+  if (auto pending = pending_.extract(relative)) return pending.mapped().commit(text);
   write_file({.path = fmt::format("{}/{}", directory_, relative), .contents = text});
+}
+
+void RunRecorder::prepare(const std::string& relative) {
+  if (pending_.contains(relative)) return;
+  pending_.emplace(relative, PendingFile(fmt::format("{}/{}", directory_, relative)));
 }
 
 std::optional<bool> lock_held(const std::string& run_dir) {

@@ -3,6 +3,7 @@
 // run.json, plan.json, hostfile, lock and attempt-N/{output.log,verdict.json}.
 // Only this user can read them (0700): a job's output may hold what it should not.
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "ezpz/core/env.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
+#include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
 
@@ -18,14 +20,20 @@ std::string runs_directory(const std::optional<std::string>& flag, const Env& en
 
 class RunRecorder {
  public:
+  // When the run's lock is taken: at once, or by lock() (a launch takes it once the launcher has
+  // started: the lock file is an inode, created off the launch's critical path).
+  enum class Lock { now, later };
   // Creates RUNS_DIR/ID exclusively (mkdir): when another launch already took
   // the id, the next of run_id_choice, a bounded number of times. Then takes the
-  // run's lock (RUNS_DIR/ID/lock, held until destruction or ezpz's death).
+  // run's lock (RUNS_DIR/ID/lock, held until destruction or ezpz's death), unless `later`.
   // Throws Error naming the directory when it cannot create one.
-  RunRecorder(const std::string& runs_dir, const std::string& base_id);
+  RunRecorder(const std::string& runs_dir, const std::string& base_id, Lock when = Lock::now);
   ~RunRecorder();
   RunRecorder(RunRecorder&& other) noexcept;  // the lock goes with it
   RunRecorder& operator=(RunRecorder&&) = delete;
+  // Takes the lock, best effort; before run.json exists, which readers wait for, so no reader
+  // sees a free lock on a live run.
+  void lock();
   // The run's id: `base_id`, or the choice that was free.
   const std::string& id() const { return id_; }
   const std::string& directory() const { return directory_; }
@@ -34,13 +42,16 @@ class RunRecorder {
   // attempt-N's path, without creating it.
   std::string attempt_path(int attempt) const;
   // Writes DIRECTORY/relative atomically (a reader never sees half a file).
-  void write(const std::string& relative, const std::string& text) const;
+  void write(const std::string& relative, const std::string& text);
+  // Creates the temporary of DIRECTORY/relative's next write now (PendingFile): that write
+  // only fills and renames it. Throws Error as write().
+  void prepare(const std::string& relative);
 
  private:
-  void lock();
   std::string id_;
   std::string directory_;
   int lock_fd_ = -1;
+  std::map<std::string, PendingFile> pending_;
 };
 
 // Whether a run's ezpz still holds its lock; nullopt when there is no lock file

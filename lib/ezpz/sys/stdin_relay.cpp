@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,8 +36,13 @@ void close_fd(int& fd) {
 // ezpz's stdin, as a descriptor of its own; -1 for a terminal (a job never reads the
 // terminal: a background launcher that did would be stopped) or no stdin at all.
 int source_descriptor() {
-  if (::isatty(STDIN_FILENO) || ::fcntl(STDIN_FILENO, F_GETFD) < 0) return -1;
+  if (::isatty(STDIN_FILENO) || stdin_is_closed()) return -1;
   return ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+}
+
+bool is_dev_null(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
 }
 
 // "@ezpz-stdin-<pid>-<64 random bits>": nobody can guess it to connect first, and the peer's
@@ -68,6 +75,14 @@ bool same_user(int fd) {
 }
 
 }  // namespace
+
+bool stdin_is_closed() {
+  return ::fcntl(STDIN_FILENO, F_GETFD) < 0;
+}
+
+bool stdin_may_carry_data() {
+  return !stdin_is_closed() && !::isatty(STDIN_FILENO) && !is_dev_null(STDIN_FILENO);
+}
 
 StdinRelay::StdinRelay()
     : socket_path_(random_name()), buffer_(std::make_unique_for_overwrite<char[]>(k_buffer)) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -193,22 +194,53 @@ bool write_all(int fd, std::string_view data) {
 
 }  // namespace
 
-void write_file(const FileToWrite& file) {
-  auto [fd, temp] = create_temp(file.path);  // 0600, as mkostemp makes it
-  bool ok = (file.mode == 0600 || ::fchmod(fd, file.mode) == 0) && write_all(fd, file.contents);
+namespace {
+
+// Writes `contents` to `fd` (its temporary `temp`), closes it and renames it over `path`; on
+// failure unlinks it and throws naming `path`.
+void finish_temp(int fd, const std::string& temp, const std::string& path, unsigned mode,
+                 std::string_view contents) {
+  bool ok = (mode == 0600 || ::fchmod(fd, mode) == 0) && write_all(fd, contents);
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
     error = errno;
   }
-  if (ok && ::rename(temp.c_str(), file.path.c_str()) != 0) {
+  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
     ok = false;
     error = errno;
   }
   if (ok) return;
   ::unlink(temp.c_str());
   errno = error;
-  throw system_error(file.path);
+  throw system_error(path);
+}
+
+}  // namespace
+
+void write_file(const FileToWrite& file) {
+  auto [fd, temp] = create_temp(file.path);  // 0600, as mkostemp makes it
+  finish_temp(fd, temp, file.path, file.mode, file.contents);
+}
+
+PendingFile::PendingFile(const std::string& path) : path_(path) {
+  std::tie(fd_, temp_) = create_temp(path);
+}
+
+PendingFile::~PendingFile() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(temp_.c_str());
+}
+
+PendingFile::PendingFile(PendingFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_(std::move(other.temp_)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+void PendingFile::commit(std::string_view contents) {
+  if (fd_ < 0) throw Error(fmt::format("{}: written already", path_), ExitCode::failure);
+  finish_temp(std::exchange(fd_, -1), temp_, path_, 0600, contents);
 }
 
 Env capture_environment() {
