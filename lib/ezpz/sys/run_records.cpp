@@ -87,7 +87,6 @@ RunRecorder::~RunRecorder() {
 // Best effort: where flock fails (Lustre mounted without it) the file goes, and `ezpz runs`
 // says it cannot tell.
 void RunRecorder::lock() {
-  if (lock_fd_ >= 0) return;  // held already: a second open's flock would conflict with it
   lock_fd_ = ::open(lock_path(directory_).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) == 0) return;
   ::unlink(lock_path(directory_).c_str());

@@ -32,7 +32,7 @@ class RunRecorder {
   RunRecorder(RunRecorder&& other) noexcept;  // the lock goes with it
   RunRecorder& operator=(RunRecorder&&) = delete;
   // Takes the lock, best effort; before run.json exists, which readers wait for, so no reader
-  // sees a free lock on a live run.
+  // sees a free lock on a live run. Once: a second open's flock would conflict with the first.
   void lock();
   // The run's id: `base_id`, or the choice that was free.
   const std::string& id() const { return id_; }

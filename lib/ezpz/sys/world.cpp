@@ -192,10 +192,6 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // Writes `contents` to `fd` (its temporary `temp`), closes it and renames it over `path`; on
 // failure unlinks it and throws naming `path`.
 void finish_temp(int fd, const std::string& temp, const std::string& path, unsigned mode,
