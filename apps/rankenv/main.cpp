@@ -3,8 +3,9 @@
 // LOCAL_WORLD_SIZE from the launcher's own variables, then runs COMMAND.
 // WORLD_SIZE and LOCAL_WORLD_SIZE keep the launcher-wide values ezpz exported
 // when the launcher does not set its own. No shell is involved.
-// With EZPZ_STDIN set, rank 0 takes its stdin from ezpz's relay there and the
-// other ranks from /dev/null (lib/ezpz/sys/stdin_relay.hpp says why).
+// With EZPZ_STDIN set, rank 0 takes its stdin from ezpz's relay there (or from
+// /dev/null, when it says so) and the other ranks from /dev/null
+// (lib/ezpz/sys/stdin_relay.hpp says why).
 //
 // It stays as COMMAND's parent, to say which rank failed: MPICH's Hydra says
 // nothing when a rank exits non-zero, and Open MPI names no host. A rank that
@@ -85,7 +86,7 @@ void take_stdin() {
   unsetenv(ezpz::sys::k_stdin_socket_variable);  // the job's own children are not rank 0's stdin
   const char* rank = std::getenv("RANK");
   int fd = -1;
-  if (rank != nullptr && std::strcmp(rank, "0") == 0) {
+  if (rank != nullptr && std::strcmp(rank, "0") == 0 && path != ezpz::sys::k_no_stdin) {
     fd = connect_to(path);
     if (fd < 0) {
       std::fprintf(stderr,

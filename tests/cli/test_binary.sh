@@ -26,6 +26,27 @@ expect_true "kill --help: any unique start of the id" \
 linked=$(ldd "$EZPZ_BIN" | grep -Ei 'mpi|torch|c10' || true)
 expect_eq "ezpz links neither MPI nor libtorch" "" "$linked"
 
+# ezpz-rankenv's stdin (lib/ezpz/sys/stdin_relay.hpp): EZPZ_STDIN names ezpz's relay, or
+# /dev/null when ezpz's stdin has nothing to give; without it, the launcher's stdin is kept.
+rankenv=$(dirname "$EZPZ_BIN")/ezpz-rankenv
+printf 'data\n' >"$scratch/stdin.txt"
+stdin_case() {  # NAME EXPECTED-OUT EXPECTED-ERR ENV...
+  local name=$1 want_out=$2 want_err=$3
+  shift 3
+  env -i "$@" "$rankenv" sh -c 'cat; echo "[${EZPZ_STDIN-unset}]"' <"$scratch/stdin.txt" \
+    >"$scratch/rankenv.out" 2>"$scratch/rankenv.err"
+  expect_eq "rankenv stdin, $name: exit 0" 0 "$?"
+  expect_eq "rankenv stdin, $name: what the command read" "$want_out" "$(cat "$scratch/rankenv.out")"
+  expect_eq "rankenv stdin, $name: stderr" "$want_err" "$(cat "$scratch/rankenv.err")"
+}
+stdin_case "no EZPZ_STDIN" "data
+[unset]" "" RANK=0
+stdin_case "EZPZ_STDIN=/dev/null, rank 0" "[unset]" "" RANK=0 EZPZ_STDIN=/dev/null
+stdin_case "a relay, rank 1" "[unset]" "" RANK=1 EZPZ_STDIN=@ezpz-stdin-test-none
+stdin_case "a relay that is not there, rank 0" "[unset]" \
+  "ezpz-rankenv: rank 0: cannot reach ezpz's stdin at @ezpz-stdin-test-none: Connection refused; stdin is empty" \
+  RANK=0 EZPZ_STDIN=@ezpz-stdin-test-none
+
 # CI runs exactly the README's test command (an empty one would match any blank line).
 ci_command=$(grep -v '^#' "$EZPZ_SRC/.ci/run" | grep 'scripts/check' || true)
 [ -n "$ci_command" ] && grep -qxF "$ci_command" "$EZPZ_SRC/README.md" && pass ||

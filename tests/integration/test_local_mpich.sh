@@ -23,6 +23,22 @@ clean_env timeout -k 5 50 "$EZPZ_BIN" launch -n 2 -- sh -c "$reporter" >"$scratc
 expect_eq "MASTER_PORT=29500 given: exit status" 0 "$?"
 expect_eq "MASTER_PORT=29500 given: every rank sees it" 29500 "$(ports_of "$(cat "$scratch/port.out")")"
 
+# --- A stdin with nothing to give: every rank reads EOF at once ----------------
+# Hydra given /dev/null spins on the EOF and never ends a rank's stdin: each of these hung
+# every time when ezpz passed /dev/null on to it.
+for mode in null closed; do
+  if [ "$mode" = null ]; then
+    got=$(launch_env timeout -k 5 20 "$EZPZ_BIN" launch --no-record -n 2 -- \
+      sh -c 'cat; echo "rank $RANK done"' </dev/null 2>&1)
+  else
+    got=$(launch_env timeout -k 5 20 "$EZPZ_BIN" launch --no-record -n 2 -- \
+      sh -c 'cat; echo "rank $RANK done"' <&- 2>&1)
+  fi
+  expect_eq "stdin $mode: exit status" 0 "$?"
+  expect_eq "stdin $mode: every rank reads EOF at once" "rank 0 done
+rank 1 done" "$(sort <<<"$got")"
+done
+
 # --- Exit status: the launcher's own ------------------------------------------
 # mpiexec runs through a wrapper that records the status it gave ezpz.
 record_path=$(recording_path mpiexec)

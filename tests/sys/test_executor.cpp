@@ -154,6 +154,26 @@ class FdSwap {
   int saved_;
 };
 
+// A pseudo-terminal's slave end, open for its lifetime.
+struct Terminal {
+  Terminal() {
+    master = ::posix_openpt(O_RDWR | O_NOCTTY);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    fd = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+    REQUIRE(fd >= 0);
+  }
+  ~Terminal() {
+    ::close(fd);
+    ::close(master);
+  }
+  Terminal(const Terminal&) = delete;
+  Terminal& operator=(const Terminal&) = delete;
+  int master = -1;
+  int fd = -1;
+};
+
 // A file in `dir` put on `target` for its lifetime: what ezpz passes on to its own stdout or
 // stderr lands there.
 class CapturedFd {
@@ -323,11 +343,17 @@ TEST_CASE("with a stdin relay, the launcher's stdin is a pipe that neither has d
   CHECK(read_text_file("/proc/net/unix").find(" " + socket + "\n") == std::string::npos);
 }
 
-TEST_CASE("a stdin with nothing for rank 0 gets no relay: the launcher reads /dev/null",
+// Hydra given /dev/null spins on the EOF and never ends a rank's stdin (stdin_relay.hpp): the
+// launcher's stdin is the pipe all the same, and rankenv gives rank 0 /dev/null.
+TEST_CASE("a stdin with nothing for rank 0: the launcher's pipe, no socket, EZPZ_STDIN=/dev/null",
           "[executor]") {
   TempDir dir;
-  LaunchPlan plan =
-      shell(R"(readlink /proc/$$/fd/0 > "$1"; echo "[$EZPZ_STDIN]" >> "$1")", {dir.file("stdin")});
+  LaunchPlan plan = shell(fmt::format(R"(readlink /proc/$$/fd/0 | cut -d: -f1 > "$1"; )"
+                                      R"(echo "[$EZPZ_STDIN]" >> "$1"; )"
+                                      R"(grep -c " @ezpz-stdin-{}-" /proc/net/unix >> "$1"; )"
+                                      R"(if timeout 0.3 cat; then echo ended >> "$1"; fi)",
+                                      ::getpid()),
+                          {dir.file("stdin")});
   plan.relay_stdin = true;
   SECTION("/dev/null") {
     const int null = ::open("/dev/null", O_RDONLY);
@@ -342,7 +368,12 @@ TEST_CASE("a stdin with nothing for rank 0 gets no relay: the launcher reads /de
     FdSwap swap(STDIN_FILENO, -1);
     REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
   }
-  CHECK(read_text_file(dir.file("stdin")) == "/dev/null\n[]\n");
+  SECTION("a terminal") {
+    Terminal terminal;
+    FdSwap swap(STDIN_FILENO, terminal.fd);
+    REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
+  }
+  CHECK(read_text_file(dir.file("stdin")) == "pipe\n[/dev/null]\n0\n");
 }
 
 TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
@@ -361,19 +392,12 @@ TEST_CASE("stdin is inherited, unless it is a terminal", "[executor]") {
     CHECK(read_text_file(dir.file("stdin")) == input + "\n");
   }
   SECTION("a terminal on stdin is replaced by /dev/null") {
-    const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-    REQUIRE(master >= 0);
-    REQUIRE(::grantpt(master) == 0);
-    REQUIRE(::unlockpt(master) == 0);
-    const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
-    REQUIRE(terminal >= 0);
+    Terminal terminal;
     {
-      FdSwap swap(STDIN_FILENO, terminal);
+      FdSwap swap(STDIN_FILENO, terminal.fd);
       REQUIRE(::isatty(STDIN_FILENO));
       REQUIRE(ProcessExecutor(base_env()).run(plan) == 0);
     }
-    ::close(terminal);
-    ::close(master);
     CHECK(read_text_file(dir.file("stdin")) == "/dev/null\n");
   }
 }

@@ -486,7 +486,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   const Clock::time_point started = Clock::now();
   const auto started_wall = std::chrono::system_clock::now().time_since_epoch();
   std::optional<StdinRelay> relay;
-  if (plan.relay_stdin && stdin_may_carry_data()) relay.emplace();
+  if (plan.relay_stdin) relay.emplace(stdin_may_carry_data());
   Env env = launcher_environment(base_, plan.env);
   if (relay) env.insert_or_assign(k_stdin_socket_variable, relay->socket_path());
   const std::string path = resolve_launcher(plan.argv.front(), env);

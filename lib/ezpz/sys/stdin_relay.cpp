@@ -33,13 +33,6 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-// ezpz's stdin, as a descriptor of its own; -1 for a terminal (a job never reads the
-// terminal: a background launcher that did would be stopped) or no stdin at all.
-int source_descriptor() {
-  if (::isatty(STDIN_FILENO) || stdin_is_closed()) return -1;
-  return ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-}
-
 bool is_dev_null(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
@@ -84,11 +77,13 @@ bool stdin_may_carry_data() {
   return !stdin_is_closed() && !::isatty(STDIN_FILENO) && !is_dev_null(STDIN_FILENO);
 }
 
-StdinRelay::StdinRelay()
-    : socket_path_(random_name()), buffer_(std::make_unique_for_overwrite<char[]>(k_buffer)) {
-  listener_ = listen_at(socket_path_);
+StdinRelay::StdinRelay(bool carries_data) : socket_path_(k_no_stdin) {
   if (::pipe2(held_.data(), O_CLOEXEC) != 0) throw relay_error("pipe");
-  source_ = source_descriptor();
+  if (!carries_data) return;
+  socket_path_ = random_name();
+  buffer_ = std::make_unique_for_overwrite<char[]>(k_buffer);
+  listener_ = listen_at(socket_path_);
+  source_ = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);  // a descriptor of its own
 }
 
 StdinRelay::~StdinRelay() {

@@ -4,15 +4,18 @@
 // MPICH 4.0's Hydra forwards its stdin to rank 0 and dies (exit 255,
 // "HYDU_sock_write ... Broken pipe") when rank 0 has already exited by the
 // time it writes, or when its stdin is at EOF as fast ranks exit: `echo hi |
-// ezpz launch -n 2 -- true` failed 40 times in 100. So the launcher is given a
-// stdin that never has data nor ends (a pipe ezpz holds open until the
-// launcher exits), and rank 0's ezpz-rankenv connects to a Unix socket this
-// relay listens on (EZPZ_STDIN) and takes that as its stdin. The socket is
-// abstract (no file to create and remove: cheaper on the launch path), named
-// at random, and only a process of ezpz's own user is let in. The relay copies
-// ezpz's stdin there (nothing from a terminal), and ends it when ezpz's stdin
-// ends: a rank 0 that reads stdin gets all of it and then EOF; one that never
-// reads it, or has exited, costs nothing.
+// ezpz launch -n 2 -- true` failed 40 times in 100. Given /dev/null, its proxy
+// spins at 100% CPU on the EOF and never ends the rank's stdin: a rank that
+// reads it hangs. So the launcher is given a stdin that never has data nor
+// ends (a pipe ezpz holds open until the launcher exits), and rank 0's
+// ezpz-rankenv connects to a Unix socket this relay listens on (EZPZ_STDIN) and
+// takes that as its stdin. The socket is abstract (no file to create and
+// remove: cheaper on the launch path), named at random, and only a process of
+// ezpz's own user is let in. The relay copies ezpz's stdin there, and ends it
+// when ezpz's stdin ends: a rank 0 that reads stdin gets all of it and then
+// EOF; one that never reads it, or has exited, costs nothing. A stdin with
+// nothing to give (/dev/null, a terminal, none) needs no socket:
+// EZPZ_STDIN=/dev/null gives rank 0 that.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -32,6 +35,8 @@ namespace ezpz::sys {
 // The variable that names the relay's socket to ezpz-rankenv: "@NAME", an
 // abstract socket as ss(8) writes it.
 inline constexpr const char* k_stdin_socket_variable = "EZPZ_STDIN";
+// Its value when ezpz's stdin has nothing for rank 0: every rank reads /dev/null.
+inline constexpr const char* k_no_stdin = "/dev/null";
 
 // The address of the abstract socket "@NAME" (the @ is sun_path's leading NUL), and its length
 // for bind/connect; nullopt when `name` is not of that form or too long. Inline: ezpz-rankenv
@@ -46,18 +51,18 @@ inline std::optional<std::pair<sockaddr_un, socklen_t>> abstract_address(std::st
   return std::pair{address, static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size())};
 }
 
-// Whether ezpz's stdin can give rank 0 anything: not when it is closed, a terminal (never
-// read: see source_descriptor) or /dev/null. A batch job's stdin is /dev/null: its launcher
-// gets /dev/null too, and no relay, which Hydra starts 0.4 ms sooner than on a pipe that never
-// ends (bench/README.md), with no race to lose (Hydra dies only writing data to a rank gone).
+// Whether ezpz's stdin can give rank 0 anything: not when it is closed, a terminal (a job
+// never reads the terminal: a background launcher that did would be stopped) or /dev/null,
+// a batch job's stdin. Those get no socket: no listener, no buffer, nothing to poll.
 bool stdin_may_carry_data();
 bool stdin_is_closed();
 
 class StdinRelay {
  public:
-  // Listens on a fresh abstract socket (rank 0 runs on this host). Throws
-  // Error when it cannot.
-  StdinRelay();
+  // The launcher's pipe, and, when ezpz's stdin may carry data, a fresh abstract socket to
+  // listen on (rank 0 runs on this host); socket_path() is k_no_stdin otherwise. Throws Error
+  // when it cannot.
+  explicit StdinRelay(bool carries_data);
   ~StdinRelay();
   StdinRelay(const StdinRelay&) = delete;
   StdinRelay& operator=(const StdinRelay&) = delete;
@@ -81,7 +86,7 @@ class StdinRelay {
   std::string socket_path_;
   int listener_ = -1;
   int rank_ = -1;    // rank 0's connection
-  int source_ = -1;  // ezpz's stdin; -1 once it has ended (or for a terminal)
+  int source_ = -1;  // ezpz's stdin; -1 once it has ended (or when it carries nothing)
   std::array<int, 2> held_ = {-1, -1};
   // Left uninitialised: zero-filling 64 KiB cost every launch 16 page faults and a memset,
   // though most never read their stdin.
