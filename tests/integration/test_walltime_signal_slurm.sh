@@ -25,18 +25,19 @@ warn_job=$job_id warn_submitted=$submitted_ms
 wait_until 60 all_warned
 
 # --- SLURM_JOB_END_TIME (newer Slurm sets it) comes before squeue -----------------------
-# An end 45 s away puts USR1@43 2 s after the start, long before squeue's 60 s limit would;
-# the rank is warned, then ends on its own: a success that records the warning.
+# An end 50 s after the submission puts USR1@40 10 s after it, long before squeue's 60 s limit
+# would; the rank is warned, then ends on its own: a success that records the warning. (With
+# 2 s to spare, a job that CI's loaded machine started 3 s late got no signal: too late.)
 batch_timeout=60
-run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 45)) \
-  EZPZ_RUNS_DIR="$scratch/runs-env" launch --signal USR1@43 -- \
-  /usr/bin/python3 "$rank_py" "$scratch/warned-env" 8
+run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 50)) \
+  EZPZ_RUNS_DIR="$scratch/runs-env" launch --signal USR1@40 -- \
+  /usr/bin/python3 "$rank_py" "$scratch/warned-env" 16
 expect_eq "end from the environment: exit 0" 0 "$rc"
 expect_eq "end from the environment: the rank was warned" "SIGUSR1" \
   "$(cat "$scratch/warned-env/warned-0" 2>&1)"
 verdict=$(cat "$scratch"/runs-env/*/attempt-1/verdict.json 2>&1)
 expect_eq "end from the environment: success" success "$(json_field classification "$verdict")"
-expect_eq "end from the environment: the warning recorded" "warned at T-43 s with SIGUSR1 through the launcher" \
+expect_eq "end from the environment: the warning recorded" "warned at T-40 s with SIGUSR1 through the launcher" \
   "$(json_field warning "$verdict")"
 
 # --- torchrun passes no signal on: a step on each node (srun --overlap) signals the ranks ---
