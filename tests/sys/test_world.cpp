@@ -195,11 +195,11 @@ TEST_CASE("find_program finds what execvp runs, on every shape of PATH", "[world
   };
   const std::vector<Row> rows = {
       {dir / "bin", dir / "bin/tool", "bin\n"},
-      {":" + dir / "bin", "./tool", "cwd\n"},                      // empty entry first
+      {std::string(":") + dir / "bin", "./tool", "cwd\n"},         // empty entry first
       {dir / "empty::" + dir / "bin", "./tool", "cwd\n"},          // inside
       {dir / "empty:", "./tool", "cwd\n"},                         // last
       {"", "./tool", "cwd\n"},                                     // PATH empty: one empty entry
-      {"rel:" + dir / "bin", "rel/tool", "rel\n"},                 // relative entry
+      {std::string("rel:") + dir / "bin", "rel/tool", "rel\n"},    // relative entry
       {dir / "dirs:" + dir / "bin", dir / "bin/tool", "bin\n"},    // the directory passed over
       {dir / "noexec:" + dir / "bin", dir / "bin/tool", "bin\n"},  // the file passed over
       {dir / "dirs:" + dir / "noexec", std::nullopt, ""},          // nothing to run
