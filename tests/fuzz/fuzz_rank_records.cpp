@@ -8,7 +8,8 @@
 // Open MPI's tag splitter, whole and in chunks: each rank gets the same bytes either way. The
 // labelled console of the lines, with its rank index (ranks.idx, rank_index.hpp), gives each
 // rank's bytes back, and a cut of both (--record-limit) a prefix of them; garbage as an index
-// must not crash.
+// must not crash. The de-duplicated console, with bounds and a clock from the input, shows
+// each rank's lines (their '\r' left off) every one once, in the rank's order.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include "ezpz/output/console.hpp"
 #include "ezpz/output/rank_index.hpp"
 #include "ezpz/output/rank_records.hpp"
+#include "tests/support/dedup_lines.hpp"
 
 namespace {
 
@@ -101,12 +103,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ezpz::output::Console console(ezpz::output::ConsoleMode::label);
   std::string shown;
   std::string index;
+  // Tight bounds from the first byte, so that the window and both caps all show lines.
+  ezpz::output::Console dedup(ezpz::output::ConsoleMode::dedup,
+                              {.window = ezpz::output::Millis(data[0] % 4),
+                               .max_lines = 1u + data[0] / 4 % 8,
+                               .max_bytes = 256u + data[0] / 32 * 64});
+  ezpz::output::Millis now(0);
+  std::string deduped;
+  std::map<long, std::vector<std::string>> texts;  // each rank's lines as dedup shows them
   ezpz::output::RecordAssembler assembler([&](const RankLine& line) {
     check(line.text.find('\n') == std::string_view::npos);
     got[line.rank].append(line.text).append(line.complete ? "\n" : "");
     const std::size_t before = shown.size();
     console.line(line, ezpz::output::Millis(0), shown);
     ezpz::output::append_index_entry(index, line, shown.size() - before);
+    if (line.rank < 0 || line.control) return;
+    dedup.line(line, now, deduped);
+    texts[line.rank].emplace_back(
+        line.text.ends_with('\r') ? line.text.substr(0, line.text.size() - 1) : line.text);
   });
   const bool garbage = data[0] % 2 == 1;
   const std::string stream = garbage ? std::string(script.take(size)) : run_ranks(script, wrote);
@@ -118,8 +132,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     assembler.feed(std::string_view(stream).substr(at, chunk));
     at += chunk;
     if ((state >> 4) % 17 == 0) assembler.flush();
+    now += ezpz::output::Millis((state >> 12) % 3);
+    dedup.tick(now, deduped);
   }
   assembler.finish();
+  dedup.finish(deduped);
   if (garbage) {
     // Open MPI's tag splitter: the same bytes per rank, fed whole or in the chunks above.
     std::map<long, std::string> whole;
@@ -144,6 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::erase_if(wrote, [](const auto& entry) { return entry.second.empty(); });
   check(got == wrote);
+  check(ezpz::testing::texts_per_rank(deduped) == texts);
   check_index(shown, index, wrote, state);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 namespace ezpz::output {
 
@@ -38,21 +39,25 @@ void append_rank_label(std::string& out, long rank) {
   out.append(label.data(), end);
 }
 
-std::string rank_ranges(std::vector<long> ranks) {
+void append_rank_ranges(std::string& out, std::vector<long>& ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string text;
   for (std::size_t i = 0; i < ranks.size();) {
     std::size_t end = i;
     while (end + 1 < ranks.size() && ranks[end + 1] == ranks[end] + 1) ++end;
-    if (!text.empty()) text += ',';
-    append_number(text, ranks[i]);
+    if (i != 0) out += ',';
+    append_number(out, ranks[i]);
     if (end != i) {
-      text += '-';
-      append_number(text, ranks[end]);
+      out += '-';
+      append_number(out, ranks[end]);
     }
     i = end + 1;
   }
+}
+
+std::string rank_ranges(std::vector<long> ranks) {
+  std::string text;
+  append_rank_ranges(text, ranks);
   return text;
 }
 
@@ -67,9 +72,9 @@ void shown_line(std::string_view text, std::string& out) {
   out += '\n';
 }
 
-void labelled(std::string_view ranks, std::string_view text, std::string& out) {
+void labelled(std::vector<long>& ranks, std::string_view text, std::string& out) {
   out += '[';
-  out += ranks;
+  append_rank_ranges(out, ranks);
   out += "] ";
   shown_line(text, out);
 }
@@ -87,14 +92,21 @@ std::size_t Deduplicator::cost(const Group& group) {
   return sizeof(Group) + group.text.capacity() + group.ranks.capacity() * sizeof(long) + 64;
 }
 
-// The rank's line may join the newest copy of its text only if that copy came after the rank's
-// last line (so its order holds) and the rank is not in it yet.
+// The rank's line may join the oldest copy of its text that came after the rank's last line (so
+// its order holds, and the rank is not in it yet: its groups are all at or before that line).
 Deduplicator::Group* Deduplicator::joinable(long rank, const Key& key) {
-  const auto copy = newest_.find(key);
-  if (copy == newest_.end()) return nullptr;
+  const auto entry = copies_.find(key);
+  if (entry == copies_.end()) return nullptr;
+  const std::vector<std::uint64_t>& seqs = entry->second.seqs;
+  auto copy = seqs.begin() + static_cast<std::ptrdiff_t>(entry->second.head);
   const auto last = last_of_rank_.find(rank);
-  if (last != last_of_rank_.end() && last->second >= copy->second) return nullptr;
-  return &groups_[copy->second - groups_.front().seq];
+  if (last != last_of_rank_.end() && *copy <= last->second) {
+    // Most often the rank is at the newest copy already (it printed the line first), or past
+    // none: only in between is there a search.
+    if (last->second >= seqs.back()) return nullptr;
+    copy = std::upper_bound(copy, seqs.end(), last->second);
+  }
+  return &groups_[*copy - groups_.front().seq];
 }
 
 namespace {
@@ -119,10 +131,11 @@ void Deduplicator::start(long rank, const Key& key, Millis now) {
                                             .ranks = take_spare(spare_ranks_)});
   group.text.assign(key.text);
   group.ranks.push_back(rank);
-  // The key must be this group's text: an older copy's would dangle once that copy is shown.
-  const Key own{.text = group.text, .hash = key.hash};
-  newest_.erase(own);
-  newest_.emplace(own, group.seq);
+  // A new entry's key is this group's text (the line's own is gone after this call); an entry
+  // there already keeps its oldest copy's.
+  const auto [entry, fresh] = copies_.try_emplace(Key{.text = group.text, .hash = key.hash});
+  if (fresh) entry->second.seqs = take_spare(spare_seqs_);
+  entry->second.seqs.push_back(group.seq);
   last_of_rank_[rank] = group.seq;
   bytes_ += cost(group);
 }
@@ -156,16 +169,32 @@ void Deduplicator::show_oldest(std::string& out) {
   if (group.ranks.size() == 1) {
     labelled(group.ranks.front(), group.text, out);
   } else {
-    labelled(rank_ranges(group.ranks), group.text, out);
+    labelled(group.ranks, group.text, out);
   }
-  const auto copy = newest_.find(Key{.text = group.text, .hash = group.hash});
-  if (copy != newest_.end() && copy->second == group.seq) newest_.erase(copy);
+  forget_oldest_copy(group);
   bytes_ -= cost(group);
   recycle(group);
   groups_.pop_front();
-  // A rank whose newest line has gone is free to join anything: forget it, so the map holds
-  // only ranks with lines waiting.
-  if (groups_.empty()) last_of_rank_.clear();
+}
+
+// The oldest group, about to be shown, leaves its text's copies (their oldest); the entry's key
+// moves to the next copy's text, or the entry goes with the last copy.
+void Deduplicator::forget_oldest_copy(const Group& group) {
+  const auto entry = copies_.find(Key{.text = group.text, .hash = group.hash});
+  Copies& copies = entry->second;
+  if (++copies.head == copies.seqs.size()) {
+    if (spare_seqs_.size() < k_spares &&
+        copies.seqs.capacity() * sizeof(std::uint64_t) <= k_spare_max)
+      spare_seqs_.push_back(std::move(copies.seqs));
+    copies_.erase(entry);
+    return;
+  }
+  entry->first.text = groups_[copies.seqs[copies.head] - group.seq].text;
+  if (copies.head >= 64 && copies.head * 2 >= copies.seqs.size()) {  // amortised O(1) a copy
+    copies.seqs.erase(copies.seqs.begin(),
+                      copies.seqs.begin() + static_cast<std::ptrdiff_t>(copies.head));
+    copies.head = 0;
+  }
 }
 
 void Deduplicator::tick(Millis now, std::string& out) {

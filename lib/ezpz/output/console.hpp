@@ -53,6 +53,9 @@ void append_rank_label(std::string& out, long rank);
 // Ranks in hostlist form, sorted, runs of consecutive ranks joined: {0,1,2,3,7,9,10} ->
 // "0-3,7,9-10". `ranks` need not be sorted; duplicates count once.
 std::string rank_ranges(std::vector<long> ranks);
+// The same appended to `out`, sorting `ranks` and dropping its duplicates in place (a shown
+// group's list: no copy of it, no string of its own).
+void append_rank_ranges(std::string& out, std::vector<long>& ranks);
 
 using Millis = std::chrono::milliseconds;
 
@@ -66,8 +69,9 @@ struct DedupLimits {
 };
 
 // Identical lines of many ranks, shown once with the ranks in range form. A rank's lines stay in
-// its order: a line joins a waiting copy only if that copy came after the rank's last line; else
-// it waits as a new one. No rank is waited for: only time and the bounds decide.
+// its order: a line joins the oldest waiting copy of its text that came after the rank's last
+// line (so a rank printing the same line many times joins the other ranks' copies one by one);
+// else it waits as a new one. No rank is waited for: only time and the bounds decide.
 class Deduplicator {
  public:
   explicit Deduplicator(DedupLimits limits = {}) : limits_(limits) {}
@@ -83,8 +87,10 @@ class Deduplicator {
 
  private:
   // A text and its hash, computed once per line: the map's find, erase and insert reuse it.
+  // `text` is mutable so that the next copy's group can take over the entry of an equal text
+  // (equal hash, equal key) in place when the oldest is shown.
   struct Key {
-    std::string_view text;
+    mutable std::string_view text;
     std::size_t hash;
     bool operator==(const Key& other) const { return text == other.text; }
   };
@@ -107,15 +113,25 @@ class Deduplicator {
   DedupLimits limits_;
   std::deque<Group> groups_;  // oldest first; a deque keeps each text where it is
   std::uint64_t next_seq_ = 0;
-  std::unordered_map<Key, std::uint64_t, KeyHash> newest_;  // text -> its newest group
-  std::unordered_map<long, std::uint64_t> last_of_rank_;    // rank -> its newest group
+  // The waiting groups of one text, oldest first: seqs[head..]. Groups are shown oldest first,
+  // so a text's copies leave from the front.
+  struct Copies {
+    std::vector<std::uint64_t> seqs;
+    std::size_t head = 0;
+  };
+  void forget_oldest_copy(const Group& group);
+  std::unordered_map<Key, Copies, KeyHash> copies_;  // text -> its waiting groups
+  // rank -> its newest group, shown or not: one shown is older than every waiting one, so it
+  // keeps the rank from no copy. An entry per rank that has printed, kept (no node per line).
+  std::unordered_map<long, std::uint64_t> last_of_rank_;
   std::size_t bytes_ = 0;
   // Shown groups' buffers, reused by the next ones: a line costs no allocation. At most
-  // k_spares of each, none over k_spare_max bytes: outside pending_bytes(), at most 128 KiB.
+  // k_spares of each, none over k_spare_max bytes: outside pending_bytes(), at most 192 KiB.
   static constexpr std::size_t k_spares = 64;
   static constexpr std::size_t k_spare_max = 1024;
   std::vector<std::string> spare_texts_;
   std::vector<std::vector<long>> spare_ranks_;
+  std::vector<std::vector<std::uint64_t>> spare_seqs_;
 };
 
 // One stream (the launcher's stdout or its stderr) as the console shows it. A line that is not a

@@ -8,6 +8,7 @@
 
 #include "ezpz/core/env.hpp"
 #include "ezpz/core/text.hpp"
+#include "ezpz/output/console.hpp"
 
 namespace ezpz::stacks {
 namespace {
@@ -246,17 +247,7 @@ std::optional<Frame> innermost(std::string_view text) {
 }
 
 std::string rank_ranges(const std::vector<int>& ranks) {
-  std::vector<int> sorted = ranks;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<std::string> pieces;
-  for (std::size_t i = 0; i < sorted.size();) {
-    std::size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    pieces.push_back(j == i ? fmt::format("{}", sorted[i])
-                            : fmt::format("{}-{}", sorted[i], sorted[j]));
-    i = j + 1;
-  }
-  return fmt::format("{}", fmt::join(pieces, ","));
+  return output::rank_ranges(std::vector<long>(ranks.begin(), ranks.end()));
 }
 
 std::vector<std::string> summary(const std::map<int, std::optional<Frame>>& frames) {

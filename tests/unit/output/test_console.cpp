@@ -1,9 +1,11 @@
+#include <map>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "ezpz/output/console.hpp"
+#include "tests/support/dedup_lines.hpp"
 
 using namespace ezpz::output;
 using ezpz::output::Millis;
@@ -91,11 +93,37 @@ TEST_CASE("dedup: the window in time, from the first copy", "[console]") {
       {{{0, "a", 0}, {1, "a", 10}, {1, "b", 20}, {3, "a", 30}}, "[0-1,3] a\n[1] b\n"},
       // the same rank twice: two lines, never one
       {{{0, "a", 0}, {0, "a", 1}}, "[0] a\n[0] a\n"},
+      // a line each rank repeats, one rank's copies all before the other's (as a 64 KiB read
+      // brings them): each copy of rank 1 joins rank 0's next, not only its newest
+      {{{0, "a", 0}, {0, "a", 1}, {0, "a", 2}, {1, "a", 3}, {1, "a", 4}, {1, "a", 5}},
+       "[0-1] a\n[0-1] a\n[0-1] a\n"},
+      // ... and past a line of its own in between, the first copy after it
+      {{{0, "a", 0}, {0, "b", 1}, {0, "a", 2}, {1, "a", 3}, {1, "a", 4}},
+       "[0-1] a\n[0] b\n[0-1] a\n"},
+      {{{0, "a", 0}, {0, "b", 1}, {0, "a", 2}, {1, "b", 3}, {1, "a", 4}},
+       "[0] a\n[0-1] b\n[0-1] a\n"},
   };
   for (const Row& row : rows) {
     INFO("row " << (&row - rows.data()));
     CHECK(shown(ConsoleMode::dedup, row.lines) == row.out);
   }
+}
+
+// 300 copies of one text wait at once (their queue is compacted as they leave); then the bound
+// shows the oldest while copies still come.
+TEST_CASE("dedup: many copies of one text, each joined in turn", "[console]") {
+  std::vector<Line> lines;
+  for (long rank : {0, 1}) {
+    for (int i = 0; i < 300; ++i) lines.push_back({rank, "a", 0});
+  }
+  std::string all;
+  for (int i = 0; i < 300; ++i) all += "[0-1] a\n";
+  CHECK(shown(ConsoleMode::dedup, lines) == all);
+  std::string bounded;
+  for (int i = 0; i < 200; ++i) bounded += "[0] a\n";
+  for (int i = 0; i < 100; ++i) bounded += "[0-1] a\n";
+  for (int i = 0; i < 200; ++i) bounded += "[1] a\n";
+  CHECK(shown(ConsoleMode::dedup, lines, {.max_lines = 100}) == bounded);
 }
 
 TEST_CASE("dedup: a silent rank never holds the console back", "[console]") {
@@ -127,32 +155,9 @@ TEST_CASE("dedup: each rank's lines stay in its order", "[console]") {
     }
   }
   const std::string out = shown(ConsoleMode::dedup, many, {.window = Millis(3)});
-  std::vector<std::vector<std::string>> per_rank(64);
-  std::size_t start = 0;
-  for (std::size_t end; (end = out.find('\n', start)) != std::string::npos; start = end + 1) {
-    const std::string line = out.substr(start, end - start);
-    const std::string ranks = line.substr(1, line.find(']') - 1);
-    const std::string text = line.substr(line.find(']') + 2);
-    std::size_t at = 0;
-    while (at < ranks.size()) {  // expand "a-b,c"
-      std::size_t comma = ranks.find(',', at);
-      if (comma == std::string::npos) comma = ranks.size();
-      const std::string range = ranks.substr(at, comma - at);
-      const std::size_t dash = range.find('-');
-      const long lo = std::stol(range.substr(0, dash));
-      const long hi = dash == std::string::npos ? lo : std::stol(range.substr(dash + 1));
-      for (long r = lo; r <= hi; ++r) per_rank[r].push_back(text);
-      at = comma + 1;
-    }
-  }
-  for (long r = 0; r < 64; ++r) {
-    std::vector<std::string> expected;
-    for (const Line& l : many) {
-      if (l.rank == r) expected.push_back(l.text);
-    }
-    INFO("rank " << r);
-    CHECK(per_rank[r] == expected);
-  }
+  std::map<long, std::vector<std::string>> expected;
+  for (const Line& l : many) expected[l.rank].push_back(l.text);
+  CHECK(ezpz::testing::texts_per_rank(out) == expected);
 }
 
 TEST_CASE("dedup: past the bounds on waiting lines and bytes, the oldest are shown", "[console]") {
