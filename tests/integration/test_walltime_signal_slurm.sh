@@ -27,7 +27,8 @@ wait_until 60 all_warned
 # --- SLURM_JOB_END_TIME (newer Slurm sets it) comes before squeue -----------------------
 # An end 50 s after the submission puts USR1@40 10 s after it, long before squeue's 60 s limit
 # would; the rank is warned, then ends on its own: a success that records the warning. (With
-# 2 s to spare, a job that CI's loaded machine started 3 s late got no signal: too late.)
+# 2 s to spare, CI's run once exited 0 with no signal and no warning recorded: what ezpz does
+# when the job starts too late to be warned, as a loaded machine can start it.)
 batch_timeout=60
 run_batch env-end -N 1 --ntasks-per-node=1 --time=1 -- SLURM_JOB_END_TIME=$(($(date +%s) + 50)) \
   EZPZ_RUNS_DIR="$scratch/runs-env" launch --signal USR1@40 -- \
