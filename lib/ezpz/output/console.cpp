@@ -166,11 +166,7 @@ void Deduplicator::add(long rank, std::string_view text, Millis now, std::string
 
 void Deduplicator::show_oldest(std::string& out) {
   Group& group = groups_.front();
-  if (group.ranks.size() == 1) {
-    labelled(group.ranks.front(), group.text, out);
-  } else {
-    labelled(group.ranks, group.text, out);
-  }
+  labelled(group.ranks, group.text, out);  // one rank or many: written in place either way
   forget_oldest_copy(group);
   bytes_ -= cost(group);
   recycle(group);
