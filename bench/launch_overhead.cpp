@@ -1,5 +1,10 @@
 // launch_overhead: a real 2-rank launch against mpiexec alone, ezpz's own cost, and the
 // per-rank shim (bench/README.md).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -42,6 +47,27 @@ std::optional<Command> planned_command(const std::string& line, std::vector<std:
   return Command{argv, env};
 }
 
+// What creating a file costs where the runs' records go (a launch creates about ten): median
+// microseconds of 200 open(O_CREAT|O_EXCL) in a fresh directory there. On one filesystem it
+// varies by 10x with the directory's place: ext4 without a journal scans past recently
+// deleted inodes (bench/README.md).
+std::string creation_cost(const std::string& dir) {
+  const std::string probe = dir + "/creation-probe";
+  fs::create_directories(probe);
+  std::vector<double> us;
+  for (int i = 0; i < 200; ++i) {
+    const std::string path = probe + "/" + std::to_string(i);
+    const auto start = std::chrono::steady_clock::now();
+    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count());
+    if (fd >= 0) ::close(fd);
+  }
+  fs::remove_all(probe);
+  std::nth_element(us.begin(), us.begin() + 100, us.end());
+  return std::to_string(static_cast<int>(us[100]));
+}
+
 // A real 2-rank launch: mpiexec alone, ezpz's plan run without ezpz, and ezpz launch.
 Group real_launch(const Setup& s) {
   const std::vector<std::string> env = base_env(s);
@@ -59,6 +85,8 @@ Group real_launch(const Setup& s) {
   } else {
     run.notes.push_back("(the plan needs a shell to read; its direct run is left out)");
   }
+  run.notes.push_back("records: EZPZ_RUNS_DIR=<scratch>/runs, where creating a file takes " +
+                      creation_cost(s.scratch + "/runs") + " us (median of 200)");
   Case real{"ezpz launch -n 2 -- /bin/true", {concat(launch, target), env}};
   real.max_added = 2.0;
   run.cases.push_back(real);

@@ -99,7 +99,7 @@ Setup make_setup(const Options& o, const Env& caller) {
 
 std::vector<std::string> base_env(const Setup& s) {
   return {"PATH=" + s.scratch + "/mpi-bin:" + k_path, "HOME=" + s.scratch + "/home",
-          "EZPZ_RUN_DIR=" + s.scratch + "/run"};
+          "EZPZ_RUN_DIR=" + s.scratch + "/run", "EZPZ_RUNS_DIR=" + s.scratch + "/runs"};
 }
 
 std::vector<std::string> with(std::vector<std::string> env, const std::vector<std::string>& extra) {

@@ -47,6 +47,35 @@ stdin_case "a relay that is not there, rank 0" "[unset]" \
   "ezpz-rankenv: rank 0: cannot reach ezpz's stdin at @ezpz-stdin-test-none: Connection refused; stdin is empty" \
   RANK=0 EZPZ_STDIN=@ezpz-stdin-test-none
 
+# How ezpz-rankenv starts the rank (a child sharing its memory until exec, on a stack of its
+# own): a script without "#!" found on PATH runs under sh with all its arguments (glibc puts a
+# copy of argv on the child's stack for that); exec errors in one line, as execvp's.
+mkdir -p "$scratch/bin"
+printf 'echo "$# args, last $3000"\n' >"$scratch/bin/no-shebang"
+chmod +x "$scratch/bin/no-shebang"
+printf 'echo never\n' >"$scratch/bin/not-executable"
+many=$(seq 1 3000)
+# shellcheck disable=SC2086 # one argument per number
+expect_eq "rankenv: a script without #! on PATH, 3000 arguments" "3000 args, last 3000" \
+  "$(env -i PATH="$scratch/bin:/usr/bin:/bin" "$rankenv" no-shebang $many 2>&1)"
+out=$(env -i PATH=/usr/bin:/bin "$rankenv" "$scratch/bin/not-executable" 2>&1); code=$?
+expect_eq "rankenv: not executable: exit 126" 126 "$code"
+expect_eq "rankenv: not executable: the line" \
+  "ezpz-rankenv: $scratch/bin/not-executable: Permission denied" "$out"
+out=$(env -i PATH=/usr/bin:/bin "$rankenv" no-such-command-ezpz 2>&1); code=$?
+expect_eq "rankenv: not on PATH: exit 127" 127 "$code"
+expect_eq "rankenv: not on PATH: the line" \
+  "ezpz-rankenv: no-such-command-ezpz: No such file or directory" "$out"
+# The rank dies with ezpz-rankenv, even of SIGKILL (PR_SET_PDEATHSIG, set in the child).
+env -i PATH=/usr/bin:/bin "$rankenv" sh -c 'echo $$ >"$0"; exec sleep 30' "$scratch/rank.pid" &
+shim=$!
+for _ in $(seq 100); do [ -s "$scratch/rank.pid" ] && break; sleep 0.05; done
+rank_pid=$(cat "$scratch/rank.pid")
+kill -KILL "$shim"
+wait "$shim" 2>/dev/null
+for _ in $(seq 100); do kill -0 "$rank_pid" 2>/dev/null || break; sleep 0.05; done
+expect_true "rankenv: the rank dies with it" bash -c "! kill -0 $rank_pid 2>/dev/null"
+
 # CI runs exactly the README's test command (an empty one would match any blank line).
 ci_command=$(grep -v '^#' "$EZPZ_SRC/.ci/run" | grep 'scripts/check' || true)
 [ -n "$ci_command" ] && grep -qxF "$ci_command" "$EZPZ_SRC/README.md" && pass ||
