@@ -144,11 +144,13 @@ struct ExecRequest {
 };
 
 // On its own stack: nothing of ours is overwritten. No handler of ours can run meanwhile: this
-// program installs none.
+// program installs none. It returns rather than call _exit: clone's wrapper then exits with
+// that status, and AddressSanitizer, which cannot follow a no-return call off the stack it
+// knows, has nothing to warn about.
 int exec_child(void* argument) {
   ExecRequest& request = *static_cast<ExecRequest*>(argument);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != request.parent) _exit(137);           // we died before prctl took hold
+  if (getppid() != request.parent) return 137;           // we died before prctl took hold
   if (request.chld_ignored) ::signal(SIGCHLD, SIG_IGN);  // its own copy: no CLONE_SIGHAND
   if (request.outputs != nullptr) {
     ::dup2(request.outputs[0], STDOUT_FILENO);
@@ -157,7 +159,7 @@ int exec_child(void* argument) {
   ::sigprocmask(SIG_SETMASK, request.mask, nullptr);
   execvp(request.argv[0], request.argv);
   request.error = errno;
-  _exit(127);
+  return 127;
 }
 
 // The child's stack: execvp's PATH search and its script fallback put the PATH and a copy of
