@@ -614,20 +614,43 @@ TEST_CASE("with rank0 on the console, ranks.log keeps every rank's lines as reco
   CHECK_FALSE(fs::exists(dir.file("ranks.idx")));
 }
 
+// The outcome of `command` run with a tail of 1,000 bytes; its console (stdout) must be larger
+// than `console_at_least`.
+ezpz::sys::RunOutcome long_output_outcome(const TempDir& dir, ProcessOptions options,
+                                          const std::string& command,
+                                          std::uintmax_t console_at_least) {
+  options.tail_bytes = 1000;
+  CapturedFd out_file(dir, "out", STDOUT_FILENO);
+  ezpz::sys::RunOutcome outcome =
+      ProcessExecutor(base_env(), options).run_for_outcome(shell(command));
+  CHECK(fs::file_size(out_file.path()) > console_at_least);
+  return outcome;
+}
+
 TEST_CASE("the outcome keeps the end of a long output", "[executor][capture]") {
   TempDir dir;
-  ProcessOptions options = capturing();
-  options.tail_bytes = 1000;
-  ezpz::sys::RunOutcome outcome;
-  {
-    CapturedFd out_file(dir, "out", STDOUT_FILENO);
-    outcome = ProcessExecutor(base_env(), options)
-                  .run_for_outcome(shell("seq 1 100000; echo the-end"));
-    CHECK(fs::file_size(out_file.path()) > 500000);
-  }
-  CHECK(outcome.output_tail.size() >= 1000);
-  CHECK(outcome.output_tail.size() <= 2000);
-  CHECK(outcome.output_tail.ends_with("99999\n100000\nthe-end\n"));
+  const std::string tail =
+      long_output_outcome(dir, capturing(), "seq 1 100000; echo the-end", 500000).output_tail;
+  CHECK(tail.size() >= 1000);
+  CHECK(tail.size() <= 2000);
+  CHECK(tail.ends_with("99999\n100000\nthe-end\n"));
+}
+
+// With records, the tail is taken line by line from what the ranks wrote (no labels), and keeps
+// at least its size: here 100,000 lines in reads of up to 1 MiB.
+TEST_CASE("with records, the outcome keeps the end of the ranks' lines as they wrote them",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string tail =
+      long_output_outcome(dir, capturing_records(dir, ezpz::output::ConsoleMode::label),
+                          "seq 1 100000 | sed 's/^/0: /'; echo '1: the-end'", 800000)
+          .output_tail;
+  CHECK(tail.size() >= 1000);
+  CHECK(tail.size() <= 2000 + 8);
+  CHECK(tail.ends_with("\n99999\n100000\nthe-end\n"));
+  // Whole lines only: the first is a whole number, and the lines from it to 100000 are all there.
+  const int first = std::stoi(tail.substr(0, tail.find('\n')));
+  CHECK(first + static_cast<int>(std::count(tail.begin(), tail.end(), '\n')) - 2 == 100000);
 }
 
 TEST_CASE("a launcher silent for the idle timeout is stopped, and the outcome says so",

@@ -92,21 +92,23 @@ struct OutputPump::Stream {
     }
   }
 
-  // The end of the lines decoded since the last call, at least `bytes` of it (all when fewer).
-  std::string decoded_end(std::size_t bytes) {
+  // Appends to `tail` the end of the lines decoded since the last call, at least `bytes` of it
+  // (all when fewer), each line copied once, from the read (`tail` is dropped first when that
+  // alone fills it).
+  void move_decoded_end(std::string& tail, std::size_t bytes) {
     std::size_t first = decoded.size();
-    for (std::size_t size = 0; first > 0 && size < bytes;) {
+    std::size_t size = 0;
+    while (first > 0 && size < bytes) {
       --first;
       size += decoded[first].text.size() + (decoded[first].newline ? 1 : 0);
     }
-    std::string end;
+    if (size >= bytes) tail.clear();
     for (std::size_t i = first; i < decoded.size(); ++i) {
-      end.append(decoded[i].text);
-      if (decoded[i].newline) end += '\n';
+      tail.append(decoded[i].text);
+      if (decoded[i].newline) tail += '\n';
     }
     decoded.clear();
     copies.clear();
-    return end;
   }
 
   // A line that fits one record (almost all) is written here, without the encoder's copies.
@@ -240,7 +242,8 @@ void OutputPump::show(Pipe& pipe) {
   const bool recording = record_fd_ >= 0;  // before this batch: it may fill the record
   const std::size_t taken = show_console(pipe);
   keep_ranked(stream, recording, taken);
-  keep_tail(stream.decoded_end(tail_bytes_));
+  stream.move_decoded_end(tail_, tail_bytes_);
+  trim_tail(tail_);
   keep_bounded(launcher_tail_, stream.launcher);
   // A rank's own line never trips the watcher: "ssh: connect to host github.com ..." printed by
   // the job is no launcher's report of a node.
@@ -570,7 +573,11 @@ void OutputPump::keep_bounded(std::string& tail, std::string_view data) const {
     return;
   }
   tail.append(data);
-  // Trimmed in large steps so the tail is not shifted on every read.
+  trim_tail(tail);
+}
+
+// Trimmed in large steps so the tail is not shifted on every read.
+void OutputPump::trim_tail(std::string& tail) const {
   if (tail.size() > 2 * tail_bytes_) tail.erase(0, tail.size() - tail_bytes_);
 }
 

@@ -112,6 +112,7 @@ class OutputPump {
   void keep(std::string_view data);
   void keep_tail(std::string_view data);
   void keep_bounded(std::string& tail, std::string_view data) const;
+  void trim_tail(std::string& tail) const;
   void show_lines(std::string_view data);
 
   std::array<Pipe, 2> pipes_{};
