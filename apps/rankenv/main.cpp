@@ -132,8 +132,8 @@ struct Child {
 
 // What the child reads between clone and exec, and the one thing it writes: it shares our
 // memory (CLONE_VM) while we wait (CLONE_VFORK), as posix_spawn's child does. A fork copied
-// our page tables and then took a fault on each page either process wrote (97 against 81
-// faults, 0.12-0.16 ms a rank, perf stat).
+// our page tables and then took a fault on each page either process wrote: 96 against 81
+// faults, 0.07-0.08 ms a rank (bench/README.md, 2026-11-28).
 struct ExecRequest {
   char** argv;
   const sigset_t* mask;

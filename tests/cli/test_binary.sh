@@ -71,6 +71,7 @@ env -i PATH=/usr/bin:/bin "$rankenv" sh -c 'echo $$ >"$0"; exec sleep 30' "$scra
 shim=$!
 for _ in $(seq 100); do [ -s "$scratch/rank.pid" ] && break; sleep 0.05; done
 rank_pid=$(cat "$scratch/rank.pid")
+expect_true "rankenv: the rank started" test -n "$rank_pid"
 kill -KILL "$shim"
 wait "$shim" 2>/dev/null
 for _ in $(seq 100); do kill -0 "$rank_pid" 2>/dev/null || break; sleep 0.05; done
