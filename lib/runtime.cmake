@@ -20,6 +20,8 @@ if(EZPZ_WITH_SMOKE)
   target_include_directories(ezpz_runtime PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # Only dist.cpp includes ProcessGroupGloo.hpp: ezpz's own headers do not need Gloo's.
+  target_include_directories(ezpz_runtime PRIVATE ${EZPZ_GLOO_INCLUDE_DIR})
   target_compile_features(ezpz_runtime PUBLIC cxx_std_20)
   target_link_libraries(ezpz_runtime PUBLIC fmt::fmt-header-only ${TORCH_LIBRARIES}
                                      PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)

@@ -43,9 +43,10 @@ void wait_for(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-// The slowest rank's time: what every rank waited for.
-double slowest(const dist::Dist& d, double seconds) {
-  std::vector<torch::Tensor> t{torch::tensor({seconds}, torch::kDouble)};
+// The slowest rank's time: what every rank waited for. On the collectives' device:
+// NCCL reduces only CUDA tensors.
+double slowest(const dist::Dist& d, torch::Device device, double seconds) {
+  std::vector<torch::Tensor> t{torch::tensor({seconds}, torch::kDouble).to(device)};
   c10d::AllreduceOptions options;
   options.reduceOp = c10d::ReduceOp::MAX;
   d.group->allreduce(t, options)->wait();
@@ -66,7 +67,7 @@ report::BandwidthRow time_one(const dist::Dist& d, torch::Device device, Collect
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {.collective = c,
           .bytes = report::array_bytes(c, elements, d.world_size),
-          .time_s = slowest(d, elapsed / iterations),
+          .time_s = slowest(d, device, elapsed / iterations),
           .ranks = d.world_size};
 }
 

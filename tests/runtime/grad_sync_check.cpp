@@ -53,8 +53,10 @@ int main(int argc, char** argv) {
   }
   torch::Dtype dtype = std::string(argv[1]) == "bf16" ? torch::kBFloat16 : torch::kFloat;
   ezpz::dist::Dist d = ezpz::dist::setup();
-  std::vector<torch::Tensor> params{torch::ones({100}, dtype).requires_grad_(),
-                                    torch::ones({10}, dtype).requires_grad_()};
+  // On the rank's device, as a trainer's parameters are (cuda:0 on a GPU machine).
+  torch::TensorOptions on_device = torch::TensorOptions(dtype).device(d.device);
+  std::vector<torch::Tensor> params{torch::ones({100}, on_device).requires_grad_(),
+                                    torch::ones({10}, on_device).requires_grad_()};
   ezpz::dist::CommOptions options = ezpz::dist::comm_options(d.backend, d.device, dtype);
   options.bucket_bytes = std::strtoull(argv[2], nullptr, 10);
   ezpz::dist::GradSync sync(d.group, params, options);

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <type_traits>
 
 #include <ATen/Context.h>
 #include <torch/cuda.h>
@@ -109,26 +111,50 @@ std::shared_ptr<gloo::transport::Device> gloo_device(const Env& env, const Dist&
   return Gloo::createDefaultDevice();
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_gloo(const Env& env, const Dist& d,
-                                                 const c10::intrusive_ptr<c10d::Store>& store) {
+using Group = c10::intrusive_ptr<c10d::ProcessGroup>;
+
+// torch 2 made ProcessGroupGloo and ProcessGroupNCCL c10d::Backends: a ProcessGroup
+// routes each collective to the backend registered for its tensors' device, as
+// torch.distributed's init_process_group sets it up (Gloo for cpu and cuda, NCCL for
+// cuda). torch 1's are ProcessGroups themselves. Checked with torch 1.13 (Debian) and
+// 2.11 (CUDA, on a GPU machine).
+template <typename Backend>
+Group as_group(c10::intrusive_ptr<Backend> backend, const c10::intrusive_ptr<c10d::Store>& store,
+               const Dist& d, std::initializer_list<c10::DeviceType> devices) {
+#if TORCH_VERSION_MAJOR >= 2
+  using Type = c10d::ProcessGroup::BackendType;
+  const Type type = std::is_same_v<Backend, c10d::ProcessGroupGloo> ? Type::GLOO : Type::NCCL;
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, d.rank, d.world_size);
+  group->setDefaultBackend(type);
+  c10::intrusive_ptr<c10d::Backend> base = std::move(backend);
+  for (c10::DeviceType device : devices) group->setBackend(device, type, base);
+  return group;
+#else
+  (void)store, (void)d, (void)devices;
+  return backend;
+#endif
+}
+
+Group make_gloo(const Env& env, const Dist& d, const c10::intrusive_ptr<c10d::Store>& store) {
   auto options = c10d::ProcessGroupGloo::Options::create(milliseconds(d.timeouts.collective_ms));
   options->devices.push_back(gloo_device(env, d));
   // Gradient buckets are reduced one after another; a second thread lets the
   // next bucket start while the last one finishes.
   options->threads = 2;
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, d.rank, d.world_size, options);
+  return as_group(c10::make_intrusive<c10d::ProcessGroupGloo>(store, d.rank, d.world_size, options),
+                  store, d, {c10::DeviceType::CPU, c10::DeviceType::CUDA});
 }
 
 #ifdef USE_C10D_NCCL
-c10::intrusive_ptr<c10d::ProcessGroup> make_nccl(const Dist& d,
-                                                 const c10::intrusive_ptr<c10d::Store>& store) {
+Group make_nccl(const Dist& d, const c10::intrusive_ptr<c10d::Store>& store) {
   auto options = c10d::ProcessGroupNCCL::Options::create();
   options->timeout = milliseconds(d.timeouts.collective_ms);
-  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, d.rank, d.world_size, options);
+  return as_group(c10::make_intrusive<c10d::ProcessGroupNCCL>(store, d.rank, d.world_size, options),
+                  store, d, {c10::DeviceType::CUDA});
 }
 #endif
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_group(const Env& env, const Dist& d) {
+Group make_group(const Env& env, const Dist& d) {
   // One rank needs no network: an in-memory store gives the same code path.
   c10::intrusive_ptr<c10d::Store> store;
   if (d.world_size == 1) {
@@ -198,7 +224,8 @@ void choose_device_and_backend(Dist& d, const Env& env) {
   runtime::Availability available = probe();
   runtime::DeviceChoice device = runtime::choose_device(env, available, d.local_rank);
   runtime::BackendChoice backend =
-      runtime::choose_backend(get_nonempty(env, "TORCH_BACKEND"), device, available);
+      runtime::choose_backend(get_nonempty(env, "TORCH_BACKEND"), device, available,
+                              runtime::shared_gpu(env, d.local_rank, d.local_world_size));
   d.device = to_device(device);
   d.device_source = device.source;
   d.backend = backend.name;

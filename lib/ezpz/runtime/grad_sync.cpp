@@ -223,7 +223,9 @@ GradSync::Agreement GradSync::check_identical() const {
     h = report::fingerprint(bytes.data_ptr(), bytes.numel() * bytes.element_size(), h);
   }
   auto as_signed = static_cast<std::int64_t>(h);
-  torch::Tensor extremes = torch::tensor({as_signed, ~as_signed}, torch::kLong);
+  // Where the gradients travel: NCCL reduces only CUDA tensors.
+  torch::Tensor extremes =
+      torch::tensor({as_signed, ~as_signed}, torch::kLong).to(state_->comm.device);
   std::vector<torch::Tensor> tensors{extremes};
   c10d::AllreduceOptions options;
   options.reduceOp = c10d::ReduceOp::MAX;
