@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/launchers/launcher_table.hpp"
 #include "ezpz/launchers/rank_env.hpp"
 
@@ -402,12 +403,13 @@ struct BackendRow {
   std::string_view label;
   bool built;
   std::vector<std::string_view> devices;  // device types it can communicate from
+  bool own_gpu = false;  // refuses two ranks on one GPU (NCCL: "Duplicate GPU detected")
 };
 
 std::vector<BackendRow> backend_rows(const Availability& a) {
   return {
       {"gloo", "Gloo", true, {"cpu", "cuda", "mps"}},
-      {"nccl", "NCCL", a.nccl, {"cuda"}},
+      {"nccl", "NCCL", a.nccl, {"cuda"}, true},
       {"xccl", "XCCL", a.xccl, {"xpu"}},
       {"ccl", "oneCCL", a.ccl, {"xpu", "cpu"}},
       {"mpi", "MPI", a.mpi, {"cpu"}},
@@ -436,7 +438,8 @@ bool drives(const BackendRow& row, std::string_view device) {
 }
 
 BackendChoice requested_backend(const std::string& name, const DeviceChoice& device,
-                                const Availability& available) {
+                                const Availability& available,
+                                const std::optional<std::string>& shared_gpu) {
   std::string where = "TORCH_BACKEND=" + name;
   for (const BackendRow& row : backend_rows(available)) {
     if (row.name != name) continue;
@@ -447,6 +450,12 @@ BackendChoice requested_backend(const std::string& name, const DeviceChoice& dev
       throw Error(fmt::format("{}: needs a {} device, but the device is {}", where,
                               either(row.devices), device.name()));
     }
+    if (row.own_gpu && shared_gpu) {
+      throw Error(
+          fmt::format("{}: {} needs a GPU of its own per rank, but {}; pass "
+                      "TORCH_BACKEND=gloo, or fewer ranks per host",
+                      where, row.label, *shared_gpu));
+    }
     return {name, where};
   }
   throw Error(fmt::format("{}: unknown backend; expected gloo, nccl, xccl, ccl or mpi", where));
@@ -455,20 +464,45 @@ BackendChoice requested_backend(const std::string& name, const DeviceChoice& dev
 }  // namespace
 
 BackendChoice choose_backend(const std::optional<std::string>& torch_backend,
-                             const DeviceChoice& device, const Availability& available) {
+                             const DeviceChoice& device, const Availability& available,
+                             const std::optional<std::string>& shared_gpu) {
   if (torch_backend && !torch_backend->empty()) {
-    return requested_backend(*torch_backend, device, available);
+    return requested_backend(*torch_backend, device, available, shared_gpu);
   }
   std::vector<BackendRow> rows = backend_rows(available);
+  std::string why_not_best = "; no better backend in this libtorch";
   for (std::string_view name : preferred_backends(device.type)) {
     auto row = std::find_if(rows.begin(), rows.end(), [&](auto& r) { return r.name == name; });
+    if (row->built && row->own_gpu && shared_gpu) {
+      why_not_best =
+          fmt::format("; {} needs a GPU of its own per rank, but {}", row->label, *shared_gpu);
+      continue;
+    }
     if (!row->built) continue;
     bool fell_back = name != preferred_backends(device.type).front();
     return {std::string(name),
-            fmt::format("default for {}{}", device.type,
-                        fell_back ? "; no better backend in this libtorch" : "")};
+            fmt::format("default for {}{}", device.type, fell_back ? why_not_best : "")};
   }
   return {"gloo", "gloo"};  // unreachable: gloo is always built
+}
+
+std::optional<std::string> shared_gpu(const Env& env, int local_rank, int local_world_size) {
+  std::optional<std::string> masks = get_nonempty(env, k_gpu_masks_variable);
+  if (!masks || local_rank < 0) return std::nullopt;
+  const std::vector<std::string_view> entries = split(*masks, ';');
+  auto devices_of = [&](int r) {
+    return split(entries[static_cast<std::size_t>(r) % entries.size()], ',');
+  };
+  const std::vector<std::string_view> mine = devices_of(local_rank);
+  for (int other = 0; other < local_world_size; ++other) {
+    if (other == local_rank) continue;
+    for (std::string_view gpu : devices_of(other)) {
+      if (std::find(mine.begin(), mine.end(), gpu) == mine.end()) continue;
+      return fmt::format("local ranks {} and {} share GPU {} ({}={})", std::min(local_rank, other),
+                         std::max(local_rank, other), gpu, k_gpu_masks_variable, *masks);
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> available_backends(const Availability& available) {

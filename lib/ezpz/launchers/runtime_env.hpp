@@ -99,8 +99,16 @@ struct BackendChoice {
 // TORCH_BACKEND when given, else the table: cuda -> nccl, xpu -> xccl (or ccl),
 // anything else or a missing library -> gloo. Throws Error when TORCH_BACKEND
 // is unknown, not built into this libtorch, or cannot drive the device.
+// `shared_gpu`: what shared_gpu() says; NCCL is then no default, and TORCH_BACKEND=nccl is an
+// error (NCCL refuses two ranks on one GPU: "Duplicate GPU detected").
 BackendChoice choose_backend(const std::optional<std::string>& torch_backend,
-                             const DeviceChoice& device, const Availability& available);
+                             const DeviceChoice& device, const Availability& available,
+                             const std::optional<std::string>& shared_gpu = std::nullopt);
+
+// Whether local rank `local_rank` shares a GPU with another of the host's `local_world_size`
+// ranks under ezpz's placement (EZPZ_GPU_MASKS, each local rank's entry, modulo the entries
+// as ezpz-rankenv takes them): "local ranks 0 and 1 share GPU 0 (EZPZ_GPU_MASKS=0;0)".
+std::optional<std::string> shared_gpu(const Env& env, int local_rank, int local_world_size);
 
 // The backends a process group can be made with here, gloo first.
 std::vector<std::string> available_backends(const Availability& available);

@@ -36,6 +36,10 @@ const std::vector<KnownError>& known_errors() {
       {"errno: 97 - Address family not supported by protocol",
        "harmless (c10d tries IPv6 first): the failure is elsewhere",
        "OLCF Frontier User Guide, c10d socket warnings"},
+      {"Duplicate GPU detected",
+       "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or pass -x "
+       "TORCH_BACKEND=gloo where ranks share GPUs",
+       "NCCL 2.28.9's error, seen with 2 ranks on one H200"},
   };
   return k_rows;
 }

@@ -388,6 +388,50 @@ TEST_CASE("a backend this libtorch cannot provide is a clear error", "[runtime]"
   }
 }
 
+// NCCL refuses two ranks on one GPU ("Duplicate GPU detected : rank 0 and rank 1 both on CUDA
+// device 60", seen with 2 ranks on one H200): where ezpz's placement shares a GPU, NCCL is no
+// default, and asking for it is an error before NCCL's own.
+TEST_CASE("ranks sharing a GPU under ezpz's placement get Gloo, not NCCL", "[runtime]") {
+  struct Row {
+    std::string masks;
+    int local_rank;
+    int local_world_size;
+    std::optional<std::string> shared;
+  };
+  const std::vector<Row> rows = {
+      {"0;0", 0, 2, "local ranks 0 and 1 share GPU 0 (EZPZ_GPU_MASKS=0;0)"},
+      {"0;0", 1, 2, "local ranks 0 and 1 share GPU 0 (EZPZ_GPU_MASKS=0;0)"},
+      {"3;3;2;2;1;1;0;0", 5, 8, "local ranks 4 and 5 share GPU 1 (EZPZ_GPU_MASKS=3;3;2;2;1;1;0;0)"},
+      {"3,2;2,1", 1, 2, "local ranks 0 and 1 share GPU 2 (EZPZ_GPU_MASKS=3,2;2,1)"},
+      // More ranks than entries: ezpz-rankenv takes them modulo the entries.
+      {"0;1", 0, 4, "local ranks 0 and 2 share GPU 0 (EZPZ_GPU_MASKS=0;1)"},
+      {"3;2;1;0", 2, 4, std::nullopt},
+      {"3,2;1,0", 0, 2, std::nullopt},
+      {"0", 0, 1, std::nullopt},
+      {"", 0, 2, std::nullopt},  // no placement
+  };
+  for (const Row& row : rows) {
+    INFO(row.masks << " local rank " << row.local_rank);
+    Env env;
+    if (!row.masks.empty()) env["EZPZ_GPU_MASKS"] = row.masks;
+    CHECK(shared_gpu(env, row.local_rank, row.local_world_size) == row.shared);
+  }
+  const std::string shared = "local ranks 0 and 1 share GPU 0 (EZPZ_GPU_MASKS=0;0)";
+  DeviceChoice cuda{"cuda", 0, ""};
+  BackendChoice choice = choose_backend(std::nullopt, cuda, with_cuda(1, true), shared);
+  CHECK(choice.name == "gloo");
+  CHECK(choice.source ==
+        "default for cuda; NCCL needs a GPU of its own per rank, but local "
+        "ranks 0 and 1 share GPU 0 (EZPZ_GPU_MASKS=0;0)");
+  CHECK(choose_backend("gloo", cuda, with_cuda(1, true), shared).name == "gloo");
+  CHECK(error_of([&] { choose_backend("nccl", cuda, with_cuda(1, true), shared); }) ==
+        "TORCH_BACKEND=nccl: NCCL needs a GPU of its own per rank, but local ranks 0 and 1 "
+        "share GPU 0 (EZPZ_GPU_MASKS=0;0); pass TORCH_BACKEND=gloo, or fewer ranks per host");
+  // Without NCCL in this libtorch the fallback says why as before.
+  CHECK(choose_backend(std::nullopt, cuda, with_cuda(1, false), shared).source ==
+        "default for cuda; no better backend in this libtorch");
+}
+
 TEST_CASE("each rank's seed is seed x (rank + 1)", "[runtime]") {
   CHECK(rank_seed(1234, 0) == 1234);
   CHECK(rank_seed(1234, 3) == 4936);
