@@ -37,8 +37,8 @@ const std::vector<KnownError>& known_errors() {
        "harmless (c10d tries IPv6 first): the failure is elsewhere",
        "OLCF Frontier User Guide, c10d socket warnings"},
       {"Duplicate GPU detected",
-       "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or pass -x "
-       "TORCH_BACKEND=gloo where ranks share GPUs",
+       "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or use the gloo "
+       "backend where ranks share GPUs (ezpz's runtime: -x TORCH_BACKEND=gloo)",
        "NCCL 2.28.9's error, seen with 2 ranks on one H200"},
   };
   return k_rows;

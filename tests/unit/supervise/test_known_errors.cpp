@@ -51,8 +51,8 @@ TEST_CASE("each known error's documented line gives its hint, once", "[known_err
        "c10d socket warnings): harmless (c10d tries IPv6 first): the failure is elsewhere"},
       {"Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 60",
        "hint: \"Duplicate GPU detected\" (NCCL 2.28.9's error, seen with 2 ranks on one H200): "
-       "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or pass -x "
-       "TORCH_BACKEND=gloo where ranks share GPUs"},
+       "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or use the gloo "
+       "backend where ranks share GPUs (ezpz's runtime: -x TORCH_BACKEND=gloo)"},
   };
   REQUIRE(rows.size() == known_errors().size());
   for (const Row& row : rows) {
