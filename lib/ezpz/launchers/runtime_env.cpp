@@ -437,6 +437,13 @@ bool drives(const BackendRow& row, std::string_view device) {
   return std::find(row.devices.begin(), row.devices.end(), device) != row.devices.end();
 }
 
+// Why `row` cannot serve ranks that share a GPU; nullopt where it can, or none share.
+std::optional<std::string> refuses_shared(const BackendRow& row,
+                                          const std::optional<std::string>& shared_gpu) {
+  if (!row.own_gpu || !shared_gpu) return std::nullopt;
+  return fmt::format("{} needs a GPU of its own per rank, but {}", row.label, *shared_gpu);
+}
+
 BackendChoice requested_backend(const std::string& name, const DeviceChoice& device,
                                 const Availability& available,
                                 const std::optional<std::string>& shared_gpu) {
@@ -450,11 +457,9 @@ BackendChoice requested_backend(const std::string& name, const DeviceChoice& dev
       throw Error(fmt::format("{}: needs a {} device, but the device is {}", where,
                               either(row.devices), device.name()));
     }
-    if (row.own_gpu && shared_gpu) {
+    if (auto why = refuses_shared(row, shared_gpu)) {
       throw Error(
-          fmt::format("{}: {} needs a GPU of its own per rank, but {}; pass "
-                      "TORCH_BACKEND=gloo, or fewer ranks per host",
-                      where, row.label, *shared_gpu));
+          fmt::format("{}: {}; pass TORCH_BACKEND=gloo, or fewer ranks per host", where, *why));
     }
     return {name, where};
   }
@@ -473,9 +478,9 @@ BackendChoice choose_backend(const std::optional<std::string>& torch_backend,
   std::string why_not_best = "; no better backend in this libtorch";
   for (std::string_view name : preferred_backends(device.type)) {
     auto row = std::find_if(rows.begin(), rows.end(), [&](auto& r) { return r.name == name; });
-    if (row->built && row->own_gpu && shared_gpu) {
-      why_not_best =
-          fmt::format("; {} needs a GPU of its own per rank, but {}", row->label, *shared_gpu);
+    auto why = refuses_shared(*row, shared_gpu);
+    if (row->built && why) {
+      why_not_best = "; " + *why;
       continue;
     }
     if (!row->built) continue;
