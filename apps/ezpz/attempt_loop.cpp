@@ -34,20 +34,31 @@ namespace ezpz {
 
 namespace {
 
+bool is_seconds(const std::string& text) {
+  double value = -1;
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  return used == text.size() && value >= 0 && std::isfinite(value);
+}
+
 // CLI11's own range check prints the whole range of a double; this says what is wanted.
 const CLI::Validator k_seconds(
     [](std::string& text) -> std::string {
-      double value = -1;
-      std::size_t used = 0;
-      try {
-        value = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == text.size() && value >= 0 && std::isfinite(value)) return "";
+      if (is_seconds(text)) return "";
       return fmt::format("expected a number of seconds, 0 or more; got \"{}\"", text);
     },
     "SECONDS");
+
+const CLI::Validator k_seconds_or_off(
+    [](std::string& text) -> std::string {
+      if (text == "off" || is_seconds(text)) return "";
+      return fmt::format("expected a number of seconds, 0 or more, or off; got \"{}\"", text);
+    },
+    "SECONDS|off");
 
 const CLI::Validator k_size(
     [](std::string& text) -> std::string {
@@ -83,6 +94,16 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
                  "A line the job prints as it trains: --idle-timeout before any such line is "
                  "never_started, after one a hang (step=/iter:/epoch=)")
       ->type_name("REGEX")
+      ->group(group);
+  cmd.add_option_function<std::string>(
+         "--kill-on-bad-exit",
+         [&o](const std::string& text) {
+           o.kill_on_bad_exit_s = text == "off" ? std::nullopt : std::optional(std::stod(text));
+         },
+         fmt::format("Stop the job SECONDS after a rank fails if it still runs, as srun "
+                     "--kill-on-bad-exit; off: wait for every rank ({})",
+                     k_default_kill_on_bad_exit_s))
+      ->check(k_seconds_or_off)
       ->group(group);
   cmd.add_option("--grace", o.grace_s,
                  fmt::format("Seconds between SIGTERM and SIGKILL when stopping ({})",
@@ -184,6 +205,7 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   // own stdout and stderr, as with no launcher in between.
   p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || o.console;
   p.console = o.console;
+  if (o.kill_on_bad_exit_s) p.stop_after_rank_failure = to_ms(*o.kill_on_bad_exit_s);
   if (failover(o) && !matcher.empty()) {
     p.stop_on_stderr_line = [&matcher, &pool](std::string_view line) {
       const std::vector<std::string> hosts = matcher.hosts_in(line);

@@ -20,10 +20,17 @@ namespace ezpz {
 // (`yes`) fills a disk in minutes, and a record's use is the story of a run.
 inline constexpr std::uint64_t k_default_record_limit = std::uint64_t{1} << 30;
 
+// --kill-on-bad-exit's default: long enough for the other ranks to finish what they were doing
+// when a rank fails as the job ends (a last checkpoint), far shorter than the hang that follows a
+// rank's failure mid-job (NCCL's collectives wait 10 minutes; a rendezvous, its timeout).
+inline constexpr double k_default_kill_on_bad_exit_s = 10;
+
 struct AttemptOptions {
   double timeout_s = 0;       // --time-limit: wall clock per attempt; 0: none
   double idle_timeout_s = 0;  // --idle-timeout, --timeout: no output from any rank; 0: none
   std::string progress_pattern = std::string(k_default_progress);  // --progress-pattern
+  // --kill-on-bad-exit: from a rank's failure to stopping the job, if it still runs; nullopt: off
+  std::optional<double> kill_on_bad_exit_s = k_default_kill_on_bad_exit_s;
   double grace_s = kill::k_grace_seconds;  // --grace: SIGTERM to SIGKILL
   std::optional<int> retries; // --retries: further attempts after a node-side failure
   int spares = 0;             // --spares: hosts held back to replace bad ones

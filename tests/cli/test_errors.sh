@@ -207,6 +207,9 @@ expect_error "timeout: negative" 2 '--timeout: expected a number of seconds, 0 o
 expect_error "idle timeout: not a number" 2 \
   '--idle-timeout: expected a number of seconds, 0 or more; got "1x"' -- \
   "${runs_env[@]}" -- launch --idle-timeout 1x -- true
+expect_error "kill on bad exit: not a number" 2 \
+  '--kill-on-bad-exit: expected a number of seconds, 0 or more, or off; got "soon"' -- \
+  "${runs_env[@]}" -- launch --kill-on-bad-exit soon -- true
 expect_error "retries: too many" 2 "--retries: Value 101 not in range 0 to 100" -- \
   "${runs_env[@]}" -- launch --retries 101 -- true
 expect_error "runs show: no such run" 2 "runs: no run 2026 in $scratch/run/runs" -- \

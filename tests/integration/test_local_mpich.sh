@@ -65,6 +65,29 @@ expect_eq "rank 1 exits 1: verdict.json names it" \
   "[{\"ranks\":\"1\",\"host\":\"$(hostname)\",\"pid\":\"$rankenv_pid\",\"what\":\"exited with code 1\",\"died_of_signal\":false}]" \
   "$(jq -c .failed_ranks "$failrank_run/attempt-1/verdict.json" 2>&1)"
 
+# --- A failing rank ends the job: Hydra alone waits on for the others ---------------------
+# Before, rank 0 slept on (in a real job: a collective's or a rendezvous's timeout) and the job
+# ended only when it did, as under `mpiexec -n 2` alone. --kill-on-bad-exit 1: stopped 1 s after.
+run_ezpz badexit EZPZ_RUNS_DIR="$scratch/runs-badexit" launch -n 2 --kill-on-bad-exit 1 -- \
+  sh -c 'if [ "$RANK" = 1 ]; then exit 4; fi; sleep 30; echo "rank 0: woke up"'
+expect_eq "bad exit: ezpz exits with the failed rank's code" 4 "$rc"
+rankenv_pid=$(sed -n 's/^ezpz-rankenv: rank 1 (pid \([0-9]*\)).*/\1/p' <<<"$err")
+report="ezpz-rankenv: rank 1 (pid $rankenv_pid) on $(hostname): exited with code 4"
+expect_eq "bad exit: the report, the stop, the verdict naming rank 1" \
+  "$report
+ezpz: the job still ran 1 s after \"$report\" (--kill-on-bad-exit); sending SIGTERM to the launcher
+ezpz: attempt 1 ended: application_error: exit status 4: rank 1 (pid $rankenv_pid) on $(hostname): exited with code 4" \
+  "$(grep -E '^ezpz(-rankenv: rank|: the job still|: attempt)' <<<"$err")"
+expect_eq "bad exit: rank 0 was stopped before it woke" "" "$(grep 'woke up' <<<"$out")"
+expect_eq "bad exit: verdict.json says what stopped it" "rank_failed 4" \
+  "$(jq -r '"\(.stopped_by) \(.exit_code)"' "$scratch"/runs-badexit/*/attempt-1/verdict.json)"
+# off: every rank runs to its end, as under Hydra alone.
+run_ezpz badexit_off EZPZ_RUNS_DIR="$scratch/runs-badexit-off" launch -n 2 \
+  --kill-on-bad-exit off -- sh -c 'if [ "$RANK" = 1 ]; then exit 4; fi; sleep 2; echo "rank 0: woke up"'
+expect_eq "bad exit, off: rank 0 ran to its end; exit 4" "rank 0: woke up 4" \
+  "$(grep -o 'rank 0: woke up' <<<"$out") $rc"
+expect_eq "bad exit, off: nothing stopped" "" "$(grep '^ezpz: the job still ran' <<<"$err")"
+
 # --- A site's known error in the output: its remedy, once, after the verdict -------------
 vni_line="start failed on x4102c5s2b0n0: No VNIs available in internal allocator"
 run_ezpz knownerror EZPZ_RUNS_DIR="$scratch/runs-knownerror" launch -n 2 -- \

@@ -878,6 +878,38 @@ TEST_CASE("a line on stderr can stop the launcher at once", "[executor][capture]
                       "sending SIGTERM to the launcher\n"));
 }
 
+TEST_CASE("a rank's failure stops a launcher that waits on, --kill-on-bad-exit later",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.stop_after_rank_failure = std::chrono::milliseconds(300);
+  // A rank's own line that looks like a report, on stdout, does not count; stderr's does.
+  const auto [outcome, out, err] = run_captured(
+      dir, options,
+      "echo 'ezpz-rankenv: rank 0 (pid 1) on n01: exited with code 9'; "
+      "echo 'ezpz-rankenv: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)' >&2; "
+      "sleep 30");
+  CHECK(outcome.watchdog == ezpz::Watchdog::rank_failed);
+  CHECK(outcome.exit_code == 128 + SIGSEGV);  // the rank's status, not the stopped launcher's
+  CHECK(outcome.launcher_signal == 0);        // its SIGTERM was ezpz's: no launcher died
+  CHECK(err.ends_with(
+      "ezpz: the job still ran 300 ms after \"ezpz-rankenv: rank 1 (pid 7304) on n02: killed by "
+      "signal 11 (SIGSEGV)\" (--kill-on-bad-exit); sending SIGTERM to the launcher\n"));
+}
+
+TEST_CASE("a launcher that ends by itself after a rank's failure is not stopped",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing();
+  options.stop_after_rank_failure = std::chrono::milliseconds(60000);
+  const auto [outcome, out, err] = run_captured(
+      dir, options,
+      "echo 'ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3' >&2; sleep 0.2; exit 3");
+  CHECK(outcome.watchdog == ezpz::Watchdog::none);
+  CHECK(outcome.exit_code == 3);
+  CHECK(err == "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3\n");
+}
+
 TEST_CASE("with a record, bulk stdout is spliced and still arrives whole, in order, with its tail",
           "[executor][capture]") {
   TempDir dir;

@@ -122,11 +122,15 @@ std::vector<std::pair<std::string, std::string>> gpu_masks(std::string_view loca
   const char* variables = value_of(lookup, k_gpu_variables_variable);
   const std::optional<int> index = number(std::string(local_rank).c_str());
   if (masks == nullptr || variables == nullptr || !index) return {};
-  const std::vector<std::string_view> local = split(masks, ';');
-  const std::string_view mine = local[static_cast<std::size_t>(*index) % local.size()];
+  const std::string_view mine = gpu_mask_entry(masks, static_cast<std::size_t>(*index));
   std::vector<std::pair<std::string, std::string>> assignments;
   for (std::string_view name : split(variables, ',')) assignments.emplace_back(name, mine);
   return assignments;
+}
+
+std::string_view gpu_mask_entry(std::string_view masks, std::size_t local_rank) {
+  const std::vector<std::string_view> entries = split(masks, ';');
+  return entries[local_rank % entries.size()];
 }
 
 std::vector<std::pair<std::string, std::string>> map_rank_env(std::string_view launcher,
@@ -181,6 +185,28 @@ std::string exit_report(std::string_view rank, long pid, std::string_view host, 
   }
   return std::string(k_exit_report_prefix) + "rank " + std::string(rank) + " (pid " +
          std::to_string(pid) + ") on " + std::string(host) + ": " + what;
+}
+
+// "ezpz-rankenv: rank R (pid P) on HOST: WHAT": WHAT after the first ": " past the host.
+std::optional<int> exit_report_status(std::string_view line) {
+  if (!line.starts_with(k_exit_report_prefix)) return std::nullopt;
+  const std::size_t host = line.find(") on ");
+  const std::size_t colon = line.find(": ", host == std::string_view::npos ? line.size() : host);
+  if (host == std::string_view::npos || colon == std::string_view::npos) return std::nullopt;
+  const std::string_view what = line.substr(colon + 2);
+  struct Form {
+    std::string_view words;
+    int base;
+  };
+  for (const Form form : {Form{"exited with code ", 0}, Form{"killed by signal ", 128}}) {
+    if (!what.starts_with(form.words)) continue;
+    const std::string_view digits = what.substr(form.words.size());
+    int value = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error != std::errc() || end == digits.data()) return std::nullopt;
+    return form.base + value;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ezpz

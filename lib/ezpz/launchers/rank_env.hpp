@@ -38,6 +38,9 @@ inline constexpr const char* k_local_device_variable = "EZPZ_LOCAL_DEVICE";
 // than planned shares GPUs rather than leaving a rank none). Empty when the plan placed none.
 std::vector<std::pair<std::string, std::string>> gpu_masks(std::string_view local_rank,
                                                            EnvLookup lookup);
+// The entry of `masks` (EZPZ_GPU_MASKS's value) that local rank `local_rank` takes, modulo the
+// entries as above: what ezpz-rankenv sets, and what the runtime reads to see ranks share a GPU.
+std::string_view gpu_mask_entry(std::string_view masks, std::size_t local_rank);
 
 // The count for host `node` (from 0) in Slurm's per-node list "2(x3),1";
 // nullopt when the list is malformed or shorter.
@@ -55,5 +58,8 @@ std::string rank_host(std::string_view launcher, EnvLookup lookup, std::string_v
 // ezpz-rankenv's own, the one the launcher knows; `status` is waitpid's.
 inline constexpr std::string_view k_exit_report_prefix = "ezpz-rankenv: ";
 std::string exit_report(std::string_view rank, long pid, std::string_view host, int status);
+// The status a line of exit_report's carries, as a shell gives it: the code, or 128+N for
+// signal N; nullopt when `line` is no such report.
+std::optional<int> exit_report_status(std::string_view line);
 
 }  // namespace ezpz

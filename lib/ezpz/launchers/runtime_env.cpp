@@ -494,9 +494,8 @@ BackendChoice choose_backend(const std::optional<std::string>& torch_backend,
 std::optional<std::string> shared_gpu(const Env& env, int local_rank, int local_world_size) {
   std::optional<std::string> masks = get_nonempty(env, k_gpu_masks_variable);
   if (!masks || local_rank < 0) return std::nullopt;
-  const std::vector<std::string_view> entries = split(*masks, ';');
   auto devices_of = [&](int r) {
-    return split(entries[static_cast<std::size_t>(r) % entries.size()], ',');
+    return split(gpu_mask_entry(*masks, static_cast<std::size_t>(r)), ',');
   };
   const std::vector<std::string_view> mine = devices_of(local_rank);
   for (int other = 0; other < local_world_size; ++other) {

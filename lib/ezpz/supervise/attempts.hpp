@@ -29,8 +29,9 @@ std::string_view to_string(Ending ending);
 
 // Why ezpz stopped the attempt, if it did: a limit, or a bad-node signature
 // seen on the launcher's stderr (no point waiting for the hang that follows).
-// stdout_closed: ezpz's own stdout lost its reader (`ezpz launch ... | head`).
-enum class Watchdog { none, timeout, idle, signature, stdout_closed };
+// stdout_closed: ezpz's own stdout lost its reader (`ezpz launch ... | head`). rank_failed: a
+// rank failed and the job still ran --kill-on-bad-exit later (the other ranks would wait on it).
+enum class Watchdog { none, timeout, idle, signature, stdout_closed, rank_failed };
 
 // What a training loop prints as it goes (step=10, iter: 3, epoch 2 in = or : form).
 inline constexpr std::string_view k_default_progress =

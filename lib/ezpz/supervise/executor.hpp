@@ -15,7 +15,9 @@ namespace ezpz {
 
 // How a run ended, for the attempt's classification and its verdict.
 struct RunOutcome {
-  int exit_code = 0;         // the launcher's own, or 128+N when it died of signal N
+  // The launcher's own, or 128+N when it died of signal N; Watchdog::rank_failed: the failed
+  // rank's (its code, or 128+N), as srun's with --kill-on-bad-exit.
+  int exit_code = 0;
   int forwarded_signal = 0;  // the first stop signal ezpz received and passed on; 0: none
   int launcher_signal = 0;   // the launcher process itself died of this signal; 0: it exited
   // One of the launcher's own processes on this node died of launcher_signal ("hydra_pmi_proxy

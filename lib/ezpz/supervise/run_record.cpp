@@ -100,6 +100,8 @@ std::string_view to_string(Watchdog watchdog) {
       return "bad_node_signature";
     case Watchdog::stdout_closed:
       return "stdout_closed";
+    case Watchdog::rank_failed:
+      return "rank_failed";
     case Watchdog::none:
       break;
   }

@@ -301,14 +301,24 @@ class SignalFd {
   int fd_ = -1;
 };
 
-// The watchdogs: --time-limit (wall clock) and --idle-timeout (no output).
+// The watchdogs: --time-limit (wall clock), --idle-timeout (no output) and --kill-on-bad-exit
+// (a rank failed, the job still runs).
 class Watchdogs {
  public:
   explicit Watchdogs(const ProcessOptions& o)
-      : wall_limit_(o.timeout), idle_limit_(o.capture_output ? o.idle_timeout : milliseconds(0)),
-        started_(Clock::now()), last_output_(started_) {}
+      : wall_limit_(o.timeout),
+        idle_limit_(o.capture_output ? o.idle_timeout : milliseconds(0)),
+        failure_limit_(o.stop_after_rank_failure),
+        started_(Clock::now()),
+        last_output_(started_) {}
 
   void saw_output() { last_output_ = Clock::now(); }
+  // ezpz-rankenv's report of a rank's failure, the first one.
+  void saw_rank_failure(const std::string& line) {
+    if (!failure_limit_ || failed_at_) return;
+    failed_at_ = Clock::now();
+    failure_line_ = line;
+  }
 
   // The watchdog whose limit has passed, if any, and why, in words.
   std::optional<std::pair<Watchdog, std::string>> due() const {
@@ -319,6 +329,11 @@ class Watchdogs {
     }
     if (idle_limit_.count() > 0 && now >= last_output_ + idle_limit_) {
       return std::pair{Watchdog::idle, fmt::format("no output for {}", describe(idle_limit_))};
+    }
+    if (failed_at_ && now >= *failed_at_ + *failure_limit_) {
+      return std::pair{Watchdog::rank_failed,
+                       fmt::format("the job still ran {} after \"{}\" (--kill-on-bad-exit)",
+                                   describe(*failure_limit_), failure_line_)};
     }
     return std::nullopt;
   }
@@ -331,12 +346,16 @@ class Watchdogs {
     };
     if (wall_limit_.count() > 0) clamp_to(started_ + wall_limit_);
     if (idle_limit_.count() > 0) clamp_to(last_output_ + idle_limit_);
+    if (failed_at_) clamp_to(*failed_at_ + *failure_limit_);
     return budget;
   }
 
  private:
   milliseconds wall_limit_;
   milliseconds idle_limit_;
+  std::optional<milliseconds> failure_limit_;
+  std::optional<Clock::time_point> failed_at_;
+  std::string failure_line_;
   Clock::time_point started_;
   Clock::time_point last_output_;
 };
@@ -400,6 +419,7 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
         if (!outcome.to_first_output && pump->output_seen()) {
           outcome.to_first_output = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
         }
+        if (pump->rank_failure()) watchdogs.saw_rank_failure(pump->rank_failure()->line);
         if (pump->tripped_line() && outcome.watchdog == Watchdog::none &&
             forwarder.stop(fmt::format("a failed node in the output (\"{}\")", *pump->tripped_line()))) {
           outcome.watchdog = Watchdog::signature;
@@ -420,6 +440,10 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       outcome.launcher_signal = part_signal            ? part_signal
                                 : WIFSIGNALED(*status) ? WTERMSIG(*status)
                                                        : 0;
+      if (outcome.watchdog == Watchdog::rank_failed) {  // the launcher's end was ezpz's doing
+        outcome.exit_code = pump->rank_failure()->status;
+        outcome.launcher_signal = 0;
+      }
       outcome.forwarded_signal = forwarder.user_signal();
       return;
     }
@@ -497,6 +521,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (options_.capture_output) {
     pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
+    if (options_.stop_after_rank_failure) pump->watch_rank_failures();
     pump->time_startup_from(
         std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
   }

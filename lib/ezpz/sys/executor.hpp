@@ -40,6 +40,11 @@ struct ProcessOptions {
   // as the limits do (Watchdog::signature): a line naming a failed node ends the attempt now
   // rather than after the hang that usually follows.
   std::function<bool(std::string_view line)> stop_on_stderr_line{};
+  // With capture: a rank's failure that ezpz-rankenv reports (rank_env.hpp's exit_report) stops
+  // the launcher this long after, if it still runs (Watchdog::rank_failed), as srun
+  // --kill-on-bad-exit, torchrun and Open MPI's mpirun end a job: MPICH's Hydra waits on for
+  // the other ranks, which hang in their next collective. nullopt: never.
+  std::optional<std::chrono::milliseconds> stop_after_rank_failure{};
   // With capture: the ranks write rank records (issue 18), shown in this console mode;
   // nullopt: the bytes pass as they come.
   std::optional<output::ConsoleMode> console{};

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/output/rank_index.hpp"
 
 namespace ezpz::sys {
@@ -247,7 +248,7 @@ void OutputPump::show(Pipe& pipe) {
   keep_bounded(launcher_tail_, stream.launcher);
   // A rank's own line never trips the watcher: "ssh: connect to host github.com ..." printed by
   // the job is no launcher's report of a node.
-  if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(stream.launcher);
+  if (&pipe == &pipes_[1] && watching_lines()) show_lines(stream.launcher);
   stream.launcher.clear();
 }
 
@@ -529,7 +530,7 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
   if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
   output_seen_ = true;
   keep(data);
-  if (&pipe == &pipes_[1] && watcher_ && !tripped_) show_lines(data);
+  if (&pipe == &pipes_[1] && watching_lines()) show_lines(data);
   return data.size();
 }
 
@@ -537,19 +538,28 @@ void OutputPump::watch_stderr_lines(std::function<bool(std::string_view)> watche
   watcher_ = std::move(watcher);
 }
 
+// Until each watch has what it looks for: a bad node's line, a rank's failure.
+bool OutputPump::watching_lines() const {
+  return (watcher_ && !tripped_) || (watch_failures_ && !rank_failure_);
+}
+
 void OutputPump::show_lines(std::string_view data) {
   partial_line_.append(data);
   std::size_t start = 0;
   for (std::size_t end; (end = partial_line_.find('\n', start)) != std::string::npos; start = end + 1) {
     std::string_view line(partial_line_.data() + start, end - start);
-    if (line.size() <= k_max_watched_line && watcher_(line)) {
-      tripped_ = std::string(line);
-      partial_line_.clear();
-      return;
-    }
+    if (line.size() <= k_max_watched_line) watch_line(line);
   }
   partial_line_.erase(0, start);
   if (partial_line_.size() > k_max_watched_line) partial_line_.clear();
+}
+
+void OutputPump::watch_line(std::string_view line) {
+  if (watcher_ && !tripped_ && watcher_(line)) tripped_ = std::string(line);
+  if (!watch_failures_ || rank_failure_) return;
+  if (const std::optional<int> status = exit_report_status(line)) {
+    rank_failure_ = RankFailure{.line = std::string(line), .status = *status};
+  }
 }
 
 void OutputPump::keep(std::string_view data) {

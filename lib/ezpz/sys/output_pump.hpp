@@ -72,6 +72,16 @@ class OutputPump {
   void watch_stderr_lines(std::function<bool(std::string_view)> watcher);
   const std::optional<std::string>& tripped_line() const { return tripped_; }
 
+  // The first rank failure ezpz-rankenv reports on the launcher's stderr (rank_env.hpp's
+  // exit_report): its line and the status it carries. Watched only once asked for (with records,
+  // its lines are told apart from the ranks'; without, a report printed mid-line is missed).
+  struct RankFailure {
+    std::string line;
+    int status = 0;
+  };
+  void watch_rank_failures() { watch_failures_ = true; }
+  const std::optional<RankFailure>& rank_failure() const { return rank_failure_; }
+
   // With records: the ranks' start-up stamps (output/startup.hpp) are measured from
   // `start_unix_ns` (ezpz's start, on the wall clock) and kept, not shown.
   void time_startup_from(std::int64_t start_unix_ns);
@@ -114,6 +124,8 @@ class OutputPump {
   void keep_bounded(std::string& tail, std::string_view data) const;
   void trim_tail(std::string& tail) const;
   void show_lines(std::string_view data);
+  bool watching_lines() const;
+  void watch_line(std::string_view line);
 
   std::array<Pipe, 2> pipes_{};
   int record_fd_ = -1;
@@ -129,6 +141,8 @@ class OutputPump {
   std::function<bool(std::string_view)> watcher_;
   std::string partial_line_;  // stderr since its last newline, for the watcher
   std::optional<std::string> tripped_;
+  bool watch_failures_ = false;
+  std::optional<RankFailure> rank_failure_;
   std::uint64_t record_limit_ = 0;
   std::uint64_t recorded_ = 0;
   bool stdout_closed_ = false;

@@ -235,3 +235,11 @@ TEST_CASE("ezpz-rankenv gives each local rank its entry of the plan's masks", "[
   env.erase("EZPZ_GPU_MASKS");
   CHECK(gpu_masks("0", lookup).empty());
 }
+
+TEST_CASE("a local rank's entry of EZPZ_GPU_MASKS, modulo the entries", "[placement]") {
+  CHECK(gpu_mask_entry("3,2;1,0", 0) == "3,2");
+  CHECK(gpu_mask_entry("3,2;1,0", 1) == "1,0");
+  CHECK(gpu_mask_entry("3,2;1,0", 2) == "3,2");
+  CHECK(gpu_mask_entry("3,2;1,0", 5) == "1,0");
+  CHECK(gpu_mask_entry("0", 7) == "0");
+}

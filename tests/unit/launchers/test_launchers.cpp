@@ -1,4 +1,7 @@
 #include <csignal>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/launch/render.hpp"
@@ -168,6 +171,31 @@ TEST_CASE("ezpz-rankenv's exit report", "[rank_env]") {
         "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3");
   CHECK(exit_report("0", 9, "n01", SIGKILL) ==
         "ezpz-rankenv: rank 0 (pid 9) on n01: killed by signal 9 (SIGKILL)");
+}
+
+TEST_CASE("ezpz reads a rank's status back from ezpz-rankenv's report", "[rank_env]") {
+  struct Row {
+    std::string_view line;
+    std::optional<int> status;
+  };
+  const std::vector<Row> rows = {
+      {"ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3", 3},
+      {"ezpz-rankenv: rank 0 (pid 9) on n01: killed by signal 9 (SIGKILL)", 137},
+      {"ezpz-rankenv: rank 12 (pid 9) on x1000c0s0b0n0.hsn: exited with code 255", 255},
+      {"ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code ", std::nullopt},
+      {"ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code x", std::nullopt},
+      {"ezpz-rankenv: rank 1 (pid 7304) on n02: finished", std::nullopt},
+      {"ezpz-rankenv: rank 1 (pid 7304) on n02 exited with code 3", std::nullopt},
+      {"ezpz-rankenv: /no/such: No such file or directory", std::nullopt},
+      {"rank 1 (pid 7304) on n02: exited with code 3", std::nullopt},
+      {"", std::nullopt},
+  };
+  for (const Row& row : rows) {
+    INFO(row.line);
+    CHECK(exit_report_status(row.line) == row.status);
+  }
+  CHECK(exit_report_status(exit_report("5", 1, "h", 7 << 8)) == 7);
+  CHECK(exit_report_status(exit_report("5", 1, "h", SIGSEGV)) == 128 + SIGSEGV);
 }
 
 // flux run -N 2 --tasks-per-node=2, rank 3 on the second node (flux-environment(7)): Flux
