@@ -35,6 +35,15 @@ expect_eq "oom: the job's out of memory, one attempt" "1 application_error job_f
 expect_match "oom: srun's report of the killed task is kept" '^Killed$|killed by signal 9' \
   "$(verdict 1 '.failed_ranks[0].what')"
 
+# --- A rank that exits non-zero: srun ends the step itself (--kill-on-bad-exit=1 in ezpz's plan),
+# before ezpz's own --kill-on-bad-exit (10 s) would -------------------------------------------
+run_batch bad-exit -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --output label -- \
+  sh -c '[ "$RANK" = 1 ] && exit 6; sleep 30; echo "rank $RANK: done"'
+expect_true "bad exit: a failure ($rc)" test "$rc" != 0 -a "$rc" != none
+expect_eq "bad exit: srun stopped the step, not ezpz; rank 1 named" "null application_error 1" \
+  "$(verdict 1 '"\(.stopped_by) \(.classification) \(.failed_ranks[0].ranks)"')"
+expect_eq "bad exit: no rank ran to its end" "" "$(grep 'done$' <<<"$out")"
+
 # --- A rank's own line naming one of the job's hosts: no spare spent -------------------------
 run_batch rank-line -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --output label \
   --spares 1 --retry-delay 0.2 -- sh -c '

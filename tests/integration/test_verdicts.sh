@@ -114,6 +114,21 @@ expect_eq "never started: exit 124, its own verdict" "124 never_started" \
 expect_eq "never started: ezpz says what to look at" \
   "ezpz: attempt 1 ended: never_started: no output for --idle-timeout and no progress line before it: the job never started training (look at its start-up: imports, the rendezvous, data loading)" \
   "$(grep '^ezpz: attempt 1 ended' <<<"$err")"
+# --- A rank that exits non-zero mid-job: the others stopped, the rank and its host named ------
+# Hydra alone (and ezpz before) waited for rank 0, 1 and 3 to end on their own: here 30 s; in a
+# job, their collectives' timeouts. With records, as a batch log has them.
+run_ezpz bad_exit launch --output label --ppn 1 --kill-on-bad-exit 0.5 -- sh -c '
+  [ "$RANK" = 2 ] && { echo "RuntimeError: shard 7 is corrupt" >&2; exit 5; }
+  sleep 30; echo "rank $RANK: done"'
+expect_eq "bad exit: exit 5, stopped by the failure, not retried" "5 rank_failed application_error" \
+  "$rc $(verdict 1 '"\(.stopped_by) \(.classification)"')"
+expect_eq "bad exit: rank 2 on n03 named, and only it" '[{"ranks":"2","host":"n03","what":"exited with code 5"}]' \
+  "$(verdict 1 '[.failed_ranks[] | {ranks, host, what}]' | jq -c .)"
+expect_eq "bad exit: no rank ran to its end" "" "$(grep 'done$' <<<"$out")"
+expect_true "bad exit: ezpz says why it stopped the job" grep -Eq \
+  '^ezpz: the job still ran 500 ms after "ezpz-rankenv: rank 2 \(pid [0-9]+\) on n03: exited with code 5" \(--kill-on-bad-exit\); sending SIGTERM to the launcher$' \
+  <<<"$err"
+
 run_ezpz bad_progress launch --ppn 1 --progress-pattern '(step' -- true
 expect_eq "--progress-pattern: not a regular expression" \
   "2 ezpz: error: --progress-pattern (step: invalid regular expression: Mismatched '(' and ')' in regular expression" \
