@@ -16,7 +16,7 @@ namespace ezpz {
 // How a run ended, for the attempt's classification and its verdict.
 struct RunOutcome {
   // The launcher's own, or 128+N when it died of signal N; Watchdog::rank_failed: the failed
-  // rank's (its code, or 128+N), as srun's with --kill-on-bad-exit.
+  // rank's (its code, or 128+N), not that of the launcher ezpz stopped.
   int exit_code = 0;
   int forwarded_signal = 0;  // the first stop signal ezpz received and passed on; 0: none
   int launcher_signal = 0;   // the launcher process itself died of this signal; 0: it exited
