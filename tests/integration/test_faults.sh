@@ -24,8 +24,10 @@ finish_job killed 5
 elapsed=$(($(now_ms) - t0))
 expect_true "killed: ezpz exits within 5 s (took ${elapsed} ms)" test "$elapsed" -lt 5000
 expect_true "killed: non-zero exit ($job_rc)" test "$job_rc" -ne 0
+# ezpz exits as a shell would for rank 1 (137); "exit status" is Hydra's own.
+expect_eq "killed: ezpz exits with the rank's status" 137 "$job_rc"
 expect_eq "killed: ezpz names the rank, its pid and host" \
-  "ezpz: attempt 1 ended: bad_node: exit status $job_rc: rank 1 (pid $rankenv1) on n02: killed by signal 9 (SIGKILL)" \
+  "ezpz: attempt 1 ended: bad_node: exit status $(verdict 1 .launcher_exit): rank 1 (pid $rankenv1) on n02: killed by signal 9 (SIGKILL)" \
   "$(grep '^ezpz: attempt' "$scratch/killed.err")"
 expect_job_gone killed
 expect_eq "killed: verdict.json has the failed rank" "1 n02 true" \

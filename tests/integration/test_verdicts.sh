@@ -35,8 +35,10 @@ expect_eq "killed: attempt 1 swaps the host named" "bad_node signal_death n02 ->
 expect_eq "killed: attempt 2, the same death, is the program's" \
   "application_error same_death_twice stop: application_error is not retried" \
   "$(verdict 2 '"\(.classification) \(.rule) \(.next)"')"
+# ezpz exits as the shell would for the rank (128+9); "exit status" is Hydra's own (9).
+expect_eq "killed: ezpz exits with the killed rank's status" 137 "$rc"
 expect_true "killed: ezpz says why" grep -Eq \
-  "^ezpz: attempt 2 ended: application_error: exit status $rc: rank 1 \(pid [0-9]+\) on n03: killed by signal 9 \(SIGKILL\): it died the same way on n02 in the attempt before: the program's doing\$" \
+  "^ezpz: attempt 2 ended: application_error: exit status $(verdict 2 .launcher_exit): rank 1 \(pid [0-9]+\) on n03: killed by signal 9 \(SIGKILL\): it died the same way on n02 in the attempt before: the program's doing\$" \
   <<<"$err"
 
 # --- The job's own faults: no swap, no retry, the rule and the line --------------------------
@@ -119,7 +121,7 @@ expect_eq "never started: ezpz says what to look at" \
 # job, their collectives' timeouts. With records, as a batch log has them.
 run_ezpz bad_exit launch --output label --ppn 1 --kill-on-bad-exit 0.5 -- sh -c '
   [ "$RANK" = 2 ] && { echo "RuntimeError: shard 7 is corrupt" >&2; exit 5; }
-  sleep 30; echo "rank $RANK: done"'
+  sleep 30 && echo "rank $RANK: done"'
 expect_eq "bad exit: exit 5, stopped by the failure, not retried" "5 rank_failed application_error" \
   "$rc $(verdict 1 '"\(.stopped_by) \(.classification)"')"
 expect_eq "bad exit: rank 2 on n03 named, and only it" '[{"ranks":"2","host":"n03","what":"exited with code 5"}]' \

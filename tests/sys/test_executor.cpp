@@ -890,8 +890,9 @@ TEST_CASE("a rank's failure stops a launcher that waits on, --kill-on-bad-exit l
       "echo 'ezpz-rankenv: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)' >&2; "
       "sleep 30");
   CHECK(outcome.watchdog == ezpz::Watchdog::rank_failed);
-  CHECK(outcome.exit_code == 128 + SIGSEGV);  // the rank's status, not the stopped launcher's
-  CHECK(outcome.launcher_signal == 0);        // its SIGTERM was ezpz's: no launcher died
+  CHECK(outcome.exit_code == 128 + SIGTERM);  // the launcher's own: ezpz stopped it
+  CHECK(outcome.failed_rank_status == std::optional<int>(128 + SIGSEGV));
+  CHECK(outcome.launcher_signal == 0);  // its SIGTERM was ezpz's: no launcher died
   CHECK(err.ends_with(
       "ezpz: the job still ran 300 ms after \"ezpz-rankenv: rank 1 (pid 7304) on n02: killed by "
       "signal 11 (SIGSEGV)\" (--kill-on-bad-exit); sending SIGTERM to the launcher\n"));
@@ -907,6 +908,7 @@ TEST_CASE("a launcher that ends by itself after a rank's failure is not stopped"
       "echo 'ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3' >&2; sleep 0.2; exit 3");
   CHECK(outcome.watchdog == ezpz::Watchdog::none);
   CHECK(outcome.exit_code == 3);
+  CHECK(outcome.failed_rank_status == std::optional<int>(3));
   CHECK(err == "ezpz-rankenv: rank 1 (pid 7304) on n02: exited with code 3\n");
 }
 

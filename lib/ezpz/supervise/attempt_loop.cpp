@@ -76,7 +76,8 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   loop.effects.running(planned.plan);
   loop.executor.record_output_to(output_path);
   const RunOutcome outcome = loop.executor.run_for_outcome(tagged_plan(planned.plan, loop.run.id));
-  const int exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code);
+  const int exit_code =
+      attempt_exit_code(outcome.watchdog, outcome.exit_code, outcome.failed_rank_status);
   AttemptVerdict v{.attempt = attempt,
                    .hosts = planned.hosts,
                    .exit_code = exit_code,

@@ -15,9 +15,10 @@ namespace ezpz {
 
 // How a run ended, for the attempt's classification and its verdict.
 struct RunOutcome {
-  // The launcher's own, or 128+N when it died of signal N; Watchdog::rank_failed: the failed
-  // rank's (its code, or 128+N), not that of the launcher ezpz stopped.
-  int exit_code = 0;
+  int exit_code = 0;  // the launcher's own, or 128+N when it died of signal N
+  // With capture: the status of the first rank that failed on its own, as ezpz-rankenv reported
+  // it (its code, or 128+N), while ezpz forwarded no signal of the user's; nullopt: none did.
+  std::optional<int> failed_rank_status{};
   int forwarded_signal = 0;  // the first stop signal ezpz received and passed on; 0: none
   int launcher_signal = 0;   // the launcher process itself died of this signal; 0: it exited
   // One of the launcher's own processes on this node died of launcher_signal ("hydra_pmi_proxy

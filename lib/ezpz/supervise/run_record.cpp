@@ -108,9 +108,11 @@ std::string_view to_string(Watchdog watchdog) {
   return "";
 }
 
-int attempt_exit_code(Watchdog watchdog, int launcher_exit) {
+int attempt_exit_code(Watchdog watchdog, int launcher_exit, std::optional<int> failed_rank) {
   if (watchdog == Watchdog::stdout_closed) return 128 + SIGPIPE;  // as the pipeline's writer
-  return watchdog == Watchdog::timeout || watchdog == Watchdog::idle ? 124 : launcher_exit;
+  if (watchdog == Watchdog::timeout || watchdog == Watchdog::idle) return 124;
+  const bool rank_first = watchdog == Watchdog::none || watchdog == Watchdog::rank_failed;
+  return rank_first && launcher_exit != 0 && failed_rank ? *failed_rank : launcher_exit;
 }
 
 namespace {

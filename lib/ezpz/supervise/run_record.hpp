@@ -132,8 +132,12 @@ std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
 std::string run_id_choice(std::string_view base, int n);
 
 // The exit status ezpz gives an attempt: 124 when --time-limit or --idle-timeout
-// stopped it (as timeout(1) does), else the launcher's.
-int attempt_exit_code(Watchdog watchdog, int launcher_exit);
+// stopped it (as timeout(1) does); 141 when its stdout was closed; when the launcher failed
+// after a rank failed on its own (`failed_rank`, RunOutcome::failed_rank_status), that rank's
+// status: the launcher's is then the consequence (srun's 143 for the tasks it stopped, or that
+// of a launcher --kill-on-bad-exit stopped); else the launcher's.
+int attempt_exit_code(Watchdog watchdog, int launcher_exit,
+                      std::optional<int> failed_rank = std::nullopt);
 
 std::string_view to_string(Watchdog watchdog);
 

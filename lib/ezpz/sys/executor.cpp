@@ -440,11 +440,12 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       outcome.launcher_signal = part_signal            ? part_signal
                                 : WIFSIGNALED(*status) ? WTERMSIG(*status)
                                                        : 0;
-      if (outcome.watchdog == Watchdog::rank_failed) {  // the launcher's end was ezpz's doing
-        outcome.exit_code = pump->rank_failure()->status;
-        outcome.launcher_signal = 0;
-      }
+      // The launcher's end after a rank's failure was ezpz's doing: no launcher died.
+      if (outcome.watchdog == Watchdog::rank_failed) outcome.launcher_signal = 0;
       outcome.forwarded_signal = forwarder.user_signal();
+      if (pump && pump->rank_failure() && outcome.forwarded_signal == 0) {
+        outcome.failed_rank_status = pump->rank_failure()->status;
+      }
       return;
     }
     if (auto limit = watchdogs.due(); limit && outcome.watchdog == Watchdog::none) {
@@ -521,7 +522,7 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (options_.capture_output) {
     pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
-    if (options_.stop_after_rank_failure) pump->watch_rank_failures();
+    pump->watch_rank_failures();  // for --kill-on-bad-exit and the exit status
     pump->time_startup_from(
         std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
   }
