@@ -1,5 +1,8 @@
 #include "ezpz/supervise/attempt_loop.hpp"
 
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "ezpz/launch/render.hpp"
@@ -71,20 +74,33 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
   return classify_attempt(facts, loop.prepared.inputs.profile.bad_node_patterns);
 }
 
+// The status of the rank that failed on its own: ezpz-rankenv's first report, as the pump saw
+// it, else that of the rank the verdict blames (srun's "task 1: Exited with exit code 6" when
+// srun ended the step before the report reached ezpz). None after a signal of the user's, when
+// the launcher itself died, or when the blamed rank was only stopped (SIGTERM: a consequence).
+std::optional<int> failed_rank_status(const RunOutcome& outcome, const Classification& c) {
+  if (outcome.failed_rank_status) return outcome.failed_rank_status;
+  if (outcome.forwarded_signal != 0 || c.ending == Ending::launcher_died || c.failed.empty() ||
+      teardown_report(c.failed.front()))
+    return std::nullopt;
+  return rank_status(c.failed.front());
+}
+
 AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& planned) {
   std::string output_path = record_plan(loop, attempt, planned);
   loop.effects.running(planned.plan);
   loop.executor.record_output_to(output_path);
   const RunOutcome outcome = loop.executor.run_for_outcome(tagged_plan(planned.plan, loop.run.id));
-  const int exit_code =
-      attempt_exit_code(outcome.watchdog, outcome.exit_code, outcome.failed_rank_status);
+  Classification classification = classify(loop, outcome, planned);
+  const int exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code,
+                                          failed_rank_status(outcome, classification));
   AttemptVerdict v{.attempt = attempt,
                    .hosts = planned.hosts,
                    .exit_code = exit_code,
                    .launcher_exit = outcome.exit_code,
                    .forwarded_signal = outcome.forwarded_signal,
                    .watchdog = outcome.watchdog,
-                   .classification = classify(loop, outcome, planned),
+                   .classification = std::move(classification),
                    .swaps = {},
                    .next = {},
                    .leftovers = loop.effects.stop_leftovers(exit_code != 0),

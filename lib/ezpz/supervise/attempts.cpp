@@ -285,6 +285,15 @@ bool teardown_report(const FailedRank& rank) {
   return rank.died_of_signal && signal_of(rank.what) == SIGTERM;
 }
 
+std::optional<int> rank_status(const FailedRank& rank) {
+  static const std::regex number(R"((?:code|CODE|signal|SIGNAL):?\s+(\d{1,3})\b)");
+  std::cmatch m;
+  const int n = search(rank.what, number, m) ? std::stoi(m[1].str()) : 0;
+  if (!rank.died_of_signal) return n != 0 ? std::optional(n) : std::nullopt;
+  const int sig = n != 0 ? n : signal_of(rank.what);
+  return sig != 0 ? std::optional(128 + sig) : std::nullopt;
+}
+
 namespace {
 
 // The same rank dying of the same signal as in the attempt before, on another host: the

@@ -107,6 +107,11 @@ std::vector<std::string> lines_before_failure(std::string_view output, std::size
 // another rank's death, innocent of it.
 bool teardown_report(const FailedRank& rank);
 
+// The status a shell would give the failed rank: its exit code ("Exited with exit code 3":
+// 3), or 128+N for signal N ("Killed", "KILLED BY SIGNAL: 9", Hydra 4.0's "EXIT CODE: 9": 137);
+// nullopt when the launcher's words give none.
+std::optional<int> rank_status(const FailedRank& rank);
+
 // "rank 1 on n02: Killed": how logs and error lines name a failed rank.
 std::string describe(const FailedRank& rank);
 // Its ranks alone: "rank 1", "ranks 4-7", "a rank".

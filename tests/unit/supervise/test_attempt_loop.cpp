@@ -394,6 +394,41 @@ TEST_CASE("the leftover sweep covers the whole node only after a failed attempt"
   CHECK(d.effects.sweeps == std::vector<bool>{true, true, false});
 }
 
+// srun ends the step with 143 for the tasks its --kill-on-bad-exit stopped; the job failed
+// because a rank exited 6, and ezpz says so in its status, whether ezpz-rankenv's report reached
+// it (failed_rank_status) or only srun's own line did.
+TEST_CASE("ezpz exits with the failed rank's status, not the launcher's consequence",
+          "[attempt_loop]") {
+  struct Row {
+    const char* name;
+    RunOutcome outcome;
+    int exit_code;
+  };
+  const std::string srun_lines =
+      "srun: error: n02: task 1: Exited with exit code 6\n"
+      "srun: error: n01: task 0: Terminated\n";
+  const Row rows[] = {
+      {"ezpz-rankenv's report", {.exit_code = 143, .failed_rank_status = 6}, 6},
+      {"srun's words only", exited(143, srun_lines), 6},
+      {"a killed rank", exited(143, "srun: error: n02: task 1: Killed\n"), 137},
+      {"only a stopped rank: the launcher's status",
+       exited(143, "srun: error: n01: task 0: Terminated\n"), 143},
+      {"a signal of the user's",
+       {.exit_code = 130, .forwarded_signal = SIGINT, .output_tail = srun_lines},
+       130},
+      {"a launcher that succeeded", exited(0, srun_lines), 0},
+      {"no words at all", exited(9, "step 10\n"), 9},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    const PreparedLaunch p = prepared(2, 2);
+    Driven d{RecordingExecutor({row.outcome}), {}, {}};
+    drive(d, {}, p);
+    CHECK(d.exit_code == row.exit_code);
+    CHECK(d.effects.file("attempt-1/verdict.json")["launcher_exit"] == row.outcome.exit_code);
+  }
+}
+
 TEST_CASE("a signal during the back-off ends the run as interrupted", "[attempt_loop]") {
   const PreparedLaunch p = prepared(2, 2);
   Driven d{RecordingExecutor({node_down("n02")}), {}, {}};

@@ -1,4 +1,5 @@
 #include <csignal>
+#include <optional>
 #include <regex>
 #include <string>
 
@@ -249,6 +250,33 @@ TEST_CASE("failed ranks are read from each launcher's report", "[attempts]") {
   for (const Row& row : rows) {
     INFO(row.name);
     CHECK(failed_ranks(row.output) == row.failed);
+  }
+}
+
+TEST_CASE("a failed rank's status is read from each launcher's words", "[attempts]") {
+  struct Row {
+    FailedRank rank;
+    std::optional<int> status;
+  };
+  const Row rows[] = {
+      {{"n02", "4-7", "", "Exited with exit code 3", false}, 3},  // srun
+      {{"n02", "1", "", "Killed", true}, 137},
+      {{"n01", "0", "", "Terminated", true}, 143},
+      {{"n02", "1", "", "Segmentation fault", true}, 139},
+      {{"n02", "", "7304", "EXIT CODE: 9", true}, 137},  // Hydra 4.0: the signal as a code
+      {{"n02", "", "7304", "EXIT CODE: 4", false}, 4},
+      {{"c1", "3", "1234", "KILLED BY SIGNAL: 11 (Segmentation fault)", true}, 139},
+      {{"n02", "1", "1234", "exited on signal 6 (Aborted)", true}, 134},  // Open MPI
+      {{"x1", "3", "", "died from signal 9", true}, 137},                 // PALS
+      {{"x1", "7", "", "exited with code 1", false}, 1},
+      {{"n02", "1", "7304", "killed by signal 11 (SIGSEGV)", true, true}, 139},  // ezpz-rankenv
+      {{"n02", "1", "", "exited with code 0", false}, std::nullopt},
+      {{"n02", "1", "", "Something else", true}, std::nullopt},
+      {{"n02", "1", "", "exited with code 99999999999", false}, std::nullopt},
+  };
+  for (const Row& row : rows) {
+    INFO(row.rank.what);
+    CHECK(rank_status(row.rank) == row.status);
   }
 }
 
