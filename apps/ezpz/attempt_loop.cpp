@@ -58,7 +58,7 @@ const CLI::Validator k_seconds_or_off(
       if (text == "off" || is_seconds(text)) return "";
       return fmt::format("expected a number of seconds, 0 or more, or off; got \"{}\"", text);
     },
-    "SECONDS|off");
+    "");  // the option's type_name says it
 
 const CLI::Validator k_size(
     [](std::string& text) -> std::string {
@@ -103,6 +103,7 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
          fmt::format("Stop the job SECONDS after a rank fails if it still runs, as srun "
                      "--kill-on-bad-exit; off: wait for every rank ({})",
                      k_default_kill_on_bad_exit_s))
+      ->type_name("SECONDS|off")
       ->check(k_seconds_or_off)
       ->group(group);
   cmd.add_option("--grace", o.grace_s,

@@ -522,7 +522,6 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   if (options_.capture_output) {
     pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
-    pump->watch_rank_failures();  // for --kill-on-bad-exit and the exit status
     pump->time_startup_from(
         std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
   }

@@ -540,7 +540,7 @@ void OutputPump::watch_stderr_lines(std::function<bool(std::string_view)> watche
 
 // Until each watch has what it looks for: a bad node's line, a rank's failure.
 bool OutputPump::watching_lines() const {
-  return (watcher_ && !tripped_) || (watch_failures_ && !rank_failure_);
+  return (watcher_ && !tripped_) || !rank_failure_;
 }
 
 void OutputPump::show_lines(std::string_view data) {
@@ -556,7 +556,7 @@ void OutputPump::show_lines(std::string_view data) {
 
 void OutputPump::watch_line(std::string_view line) {
   if (watcher_ && !tripped_ && watcher_(line)) tripped_ = std::string(line);
-  if (!watch_failures_ || rank_failure_) return;
+  if (rank_failure_) return;
   if (const std::optional<int> status = exit_report_status(line)) {
     rank_failure_ = RankFailure{.line = std::string(line), .status = *status};
   }

@@ -73,13 +73,13 @@ class OutputPump {
   const std::optional<std::string>& tripped_line() const { return tripped_; }
 
   // The first rank failure ezpz-rankenv reports on the launcher's stderr (rank_env.hpp's
-  // exit_report): its line and the status it carries. Watched only once asked for (with records,
-  // its lines are told apart from the ranks'; without, a report printed mid-line is missed).
+  // exit_report), for --kill-on-bad-exit and ezpz's exit status: its line and the status it
+  // carries. With records its lines are told apart from the ranks'; without, a report printed
+  // mid-line is missed.
   struct RankFailure {
     std::string line;
     int status = 0;
   };
-  void watch_rank_failures() { watch_failures_ = true; }
   const std::optional<RankFailure>& rank_failure() const { return rank_failure_; }
 
   // With records: the ranks' start-up stamps (output/startup.hpp) are measured from
@@ -141,7 +141,6 @@ class OutputPump {
   std::function<bool(std::string_view)> watcher_;
   std::string partial_line_;  // stderr since its last newline, for the watcher
   std::optional<std::string> tripped_;
-  bool watch_failures_ = false;
   std::optional<RankFailure> rank_failure_;
   std::uint64_t record_limit_ = 0;
   std::uint64_t recorded_ = 0;
