@@ -202,4 +202,19 @@ expect_eq "proxy killed: ezpz says it" \
   "$(grep '^ezpz: the launcher' "$scratch/proxy_killed.err")"
 expect_job_gone "proxy killed"
 
+# --- The launcher fails before any rank starts: its first line, not "the job's own failure" ----
+# Hydra run through a link in a directory without hydra_pmi_proxy looks for the proxy there.
+lonely="$scratch/lonely-hydra"
+mkdir -p "$lonely"
+ln -sf "$(readlink -f "$(command -v mpiexec)")" "$lonely/mpiexec"
+run_ezpz no_rank PATH="$lonely:/usr/bin:/bin" launch --output label --ppn 1 --retries 1 -- true
+expect_eq "no rank started: Hydra's exit status, one attempt" "255 1" \
+  "$rc $(jq -r .attempts "$(newest_run)/run.json")"
+expect_match "no rank started: ezpz says so with Hydra's first line" \
+  "^ezpz: attempt 1 ended: application_error: exit status 255: the launcher failed before any rank started: \\[mpiexec@[^]]+\\] HYDU_create_process \\([^)]+\\): execvp error on file $lonely/hydra_pmi_proxy \\(No such file or directory\\)\$" \
+  "$(grep '^ezpz: attempt' <<<"$err")"
+expect_eq "no rank started: the verdict's rule, not retried" \
+  "application_error no_rank_started stop: application_error is not retried" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.next)"')"
+
 finish

@@ -1,6 +1,7 @@
 #include "ezpz/supervise/attempt_loop.hpp"
 
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -55,6 +56,16 @@ AddressHosts lost_peer_hosts(const Loop& loop, const RunOutcome& outcome,
   return addresses.empty() ? AddressHosts{} : loop.effects.hosts_at(addresses, planned.hosts);
 }
 
+// With rank records: the ranks whose ezpz-rankenv sent its `exec` stamp.
+std::optional<std::size_t> ranks_started(const RunOutcome& outcome) {
+  if (!outcome.launcher_tail) return std::nullopt;
+  std::set<long> ranks;
+  for (const output::Stamp& stamp : outcome.startup) {
+    if (stamp.phase == "exec") ranks.insert(stamp.rank);
+  }
+  return ranks.size();
+}
+
 Classification classify(const Loop& loop, const RunOutcome& outcome, const PlannedLaunch& planned) {
   const AttemptFacts facts{.exit_status = outcome.exit_code,
                            .interrupted = outcome.forwarded_signal != 0,
@@ -68,6 +79,7 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
                            .launcher_part = outcome.launcher_part,
                            .world_size = planned.topology.world_size,
                            .launcher_output = outcome.launcher_tail,
+                           .ranks_started = ranks_started(outcome),
                            .previous_death = loop.run.last_death,
                            .progress_pattern = loop.policy.progress_pattern,
                            .address_hosts = lost_peer_hosts(loop, outcome, planned)};

@@ -390,6 +390,25 @@ Classification peer_lost(const AttemptFacts& f, const std::vector<BadNodeHit>& l
 // exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
 // the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
 // so there a rank's report comes first.
+// The launcher failed before ezpz-rankenv started any rank: its first line says why (Hydra's
+// "execvp error on file .../hydra_pmi_proxy"). Not retried: the same launcher fails the same
+// way.
+Classification launcher_failed_alone(const AttemptFacts& f) {
+  const std::vector<std::string_view> lines =
+      lines_of(f.launcher_output ? std::string_view(*f.launcher_output) : std::string_view());
+  const auto said = std::find_if(lines.begin(), lines.end(), [](std::string_view line) {
+    return line.find_first_not_of(" \t\r") != std::string_view::npos;
+  });
+  const std::string line = said == lines.end() ? "" : std::string(*said);
+  return {.ending = Ending::application_error,
+          .bad_hosts = {},
+          .failed = {},
+          .reason = fmt::format("exit status {}: the launcher failed before any rank started{}",
+                                f.exit_status, line.empty() ? "" : ": " + line),
+          .rule = "no_rank_started",
+          .line = line};
+}
+
 Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed,
                                const std::vector<BadNodeHit>& lost) {
   if (f.launcher_signal != 0 && (f.launcher_signal != SIGPIPE || failed.empty())) {
@@ -409,6 +428,7 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
         .ranks = first.ranks, .host = first.host, .signal = signal_of(first.what)};
     return signal_death(f, death, std::move(failed), std::move(reason));
   }
+  if (f.ranks_started == 0) return launcher_failed_alone(f);
   if (f.exit_status == 128 + SIGPIPE) {
     return {Ending::application_error,
             {},

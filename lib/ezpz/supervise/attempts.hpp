@@ -3,6 +3,7 @@
 // ended (from its exit status, the watchdog and its output), back off between
 // retries, and swap named bad nodes for spares. Pure: the executor and
 // `ezpz launch --retries/--spares` do the side effects.
+#include <cstddef>
 #include <optional>
 #include <regex>
 #include <string>
@@ -70,6 +71,10 @@ struct AttemptFacts {
   // Bad-node patterns and failure reports are matched against these alone, so a rank's own
   // "ssh: connect to host github.com ..." never names a node. nullopt: not known, `output`.
   std::optional<std::string> launcher_output = std::nullopt;
+  // With rank records: how many ranks ezpz-rankenv started (their `exec` stamps). A launcher
+  // that failed before it started any failed on its own (its proxy not found, say).
+  // nullopt: not known.
+  std::optional<std::size_t> ranks_started = std::nullopt;
   // How the previous attempt's first failed rank died of a signal, if it did: the same rank
   // dying the same way on a new host is the program's doing (signal_death's rule).
   SignalDeath previous_death = {};

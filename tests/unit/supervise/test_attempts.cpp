@@ -731,6 +731,33 @@ TEST_CASE("the job's own faults are read from every line and never blame a node"
 
 // Before: PALS reports every rank's end; with all of them 0 (and the job failed on a fatal
 // line), "rank 0 on x1: exited with code 0" was named as the application's error.
+// MPICH 4.0.2's Hydra, run through a symlink whose directory has no hydra_pmi_proxy (seen here).
+TEST_CASE("a launcher that failed before any rank started says so with its first line",
+          "[attempts]") {
+  const std::string hydra =
+      "\n[mpiexec@vm] HYDU_create_process (utils/launch/launch.c:73): execvp error on file "
+      "/opt/h/hydra_pmi_proxy (No such file or directory)\n"
+      "[mpiexec@vm] main (ui/mpich/mpiexec.c:325): process manager error waiting for completion\n";
+  AttemptFacts facts{.exit_status = 255, .output = hydra, .launcher_output = hydra};
+  facts.ranks_started = 0;
+  Classification c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::application_error);
+  CHECK(c.reason ==
+        "exit status 255: the launcher failed before any rank started: [mpiexec@vm] "
+        "HYDU_create_process (utils/launch/launch.c:73): execvp error on file "
+        "/opt/h/hydra_pmi_proxy (No such file or directory)");
+  CHECK(c.rule == "no_rank_started");
+  CHECK(!worth_retrying(c.ending));
+  facts.launcher_output = "";
+  CHECK(classify_attempt(facts, {}).reason ==
+        "exit status 255: the launcher failed before any rank started");
+  // Ranks started, or nobody knows: the job's own failure, as before.
+  facts.ranks_started = 2;
+  CHECK(classify_attempt(facts, {}).reason == "exit status 255: the job's own failure");
+  facts.ranks_started = std::nullopt;
+  CHECK(classify_attempt(facts, {}).reason == "exit status 255: the job's own failure");
+}
+
 TEST_CASE("a rank that exited 0 is never the failed rank", "[attempts]") {
   AttemptFacts facts{.exit_status = 1,
                      .scheduler_job = true,
