@@ -213,8 +213,15 @@ expect_eq "no rank started: Hydra's exit status, one attempt" "255 1" \
 expect_match "no rank started: ezpz says so with Hydra's first line" \
   "^ezpz: attempt 1 ended: application_error: exit status 255: the launcher failed before any rank started: \\[mpiexec@[^]]+\\] HYDU_create_process \\([^)]+\\): execvp error on file $lonely/hydra_pmi_proxy \\(No such file or directory\\)\$" \
   "$(grep '^ezpz: attempt' <<<"$err")"
-expect_eq "no rank started: the verdict's rule, not retried" \
-  "application_error no_rank_started stop: application_error is not retried" \
-  "$(verdict 1 '"\(.classification) \(.rule) \(.next)"')"
+expect_eq "no rank started: the verdict's rule, not retried, no rank started" \
+  "application_error no_rank_started stop: application_error is not retried 0" \
+  "$(verdict 1 '"\(.classification) \(.rule) \(.next) \(.ranks_started)"')"
+no_rank_reason=$(verdict 1 .reason)
+run_ezpz no_rank_explain runs explain
+expect_eq "no rank started: ezpz runs explain says the same" \
+  "verdict: application_error
+reason: $no_rank_reason
+rule: no_rank_started
+line: ${no_rank_reason#*started: }" "$out"
 
 finish

@@ -66,7 +66,8 @@ std::optional<std::size_t> ranks_started(const RunOutcome& outcome) {
   return ranks.size();
 }
 
-Classification classify(const Loop& loop, const RunOutcome& outcome, const PlannedLaunch& planned) {
+Classification classify(const Loop& loop, const RunOutcome& outcome, const PlannedLaunch& planned,
+                        std::optional<std::size_t> started) {
   const AttemptFacts facts{.exit_status = outcome.exit_code,
                            .interrupted = outcome.forwarded_signal != 0,
                            .forwarded_signal = outcome.forwarded_signal,
@@ -79,7 +80,7 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
                            .launcher_part = outcome.launcher_part,
                            .world_size = planned.topology.world_size,
                            .launcher_output = outcome.launcher_tail,
-                           .ranks_started = ranks_started(outcome),
+                           .ranks_started = started,
                            .previous_death = loop.run.last_death,
                            .progress_pattern = loop.policy.progress_pattern,
                            .address_hosts = lost_peer_hosts(loop, outcome, planned)};
@@ -103,7 +104,8 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   loop.effects.running(planned.plan);
   loop.executor.record_output_to(output_path);
   const RunOutcome outcome = loop.executor.run_for_outcome(tagged_plan(planned.plan, loop.run.id));
-  Classification classification = classify(loop, outcome, planned);
+  const std::optional<std::size_t> started = ranks_started(outcome);
+  Classification classification = classify(loop, outcome, planned, started);
   const int exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code,
                                           failed_rank_status(outcome, classification));
   AttemptVerdict v{.attempt = attempt,
@@ -129,6 +131,7 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   if (v.classification.ending != Ending::success) v.hints = known_error_hints(outcome.output_tail);
   v.warning = outcome.warning;
   v.startup = outcome.startup;
+  v.ranks_started = started;
   return v;
 }
 

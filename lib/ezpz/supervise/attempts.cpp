@@ -394,8 +394,9 @@ Classification peer_lost(const AttemptFacts& f, const std::vector<BadNodeHit>& l
 // "execvp error on file .../hydra_pmi_proxy"). Not retried: the same launcher fails the same
 // way.
 Classification launcher_failed_alone(const AttemptFacts& f) {
+  // No rank started, so every line is the launcher's, known apart or not (`ezpz runs explain`).
   const std::vector<std::string_view> lines =
-      lines_of(f.launcher_output ? std::string_view(*f.launcher_output) : std::string_view());
+      lines_of(f.launcher_output ? std::string_view(*f.launcher_output) : f.output);
   const auto said = std::find_if(lines.begin(), lines.end(), [](std::string_view line) {
     return line.find_first_not_of(" \t\r") != std::string_view::npos;
   });

@@ -2,6 +2,8 @@
 // `ezpz runs explain`: the attempt classifier run over a run record's output or any saved job
 // log (a PBS .OU/.ER file, a Slurm slurm-JOBID.out), told as a ticket wants it: the verdict,
 // the rule and line that decided, the victims and the innocent. Pure: the caller reads the files.
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ struct ExplainInput {
   std::vector<BadNodePattern> patterns{};
   int ppn = 0;  // ranks per host (a report naming only the host is given its ranks); 0: not known
   AddressHosts address_hosts{};  // the job's hosts at the lost peers' addresses (peer_lost.hpp)
+  std::optional<std::size_t> ranks_started{};  // verdict.json's; nullopt: not known
 };
 
 struct Explanation {

@@ -153,6 +153,7 @@ std::string verdict_json(const AttemptVerdict& v) {
                                              : std::nullopt)},
         {"total_s", ms(v.total_s)}}},
       {"startup", output::startup_json(v.startup)},
+      {"ranks_started", v.ranks_started ? Json(*v.ranks_started) : Json(nullptr)},
   });
   return json.dump(2) + "\n";
 }
@@ -215,6 +216,9 @@ ExplainInput recorded_attempt(std::string_view verdict, std::string_view source)
     ExplainInput in;
     json.at("launcher_exit").get_to(in.exit_status);
     json.at("hosts").get_to(in.hosts);
+    // Absent in records before it was kept, null without rank records: not known.
+    if (const auto it = json.find("ranks_started"); it != json.end() && !it->is_null())
+      in.ranks_started = it->get<std::size_t>();
     return in;
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not an attempt's verdict: {}", source, e.what()));

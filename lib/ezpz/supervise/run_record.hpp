@@ -2,6 +2,7 @@
 // What a launch leaves behind for later (`ezpz runs`): a summary of the run
 // and a verdict per attempt, as JSON, and how they read back. Pure: the files
 // are written by the launch and read by `ezpz runs` (sys/run_records).
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -46,6 +47,9 @@ struct AttemptVerdict {
   std::vector<std::string> hints = {};  // known_error_hints() of a failed attempt's output
   std::string warning = {};             // --signal's, when sent: "warned at T-600 s with SIGUSR1"
   std::vector<output::Stamp> startup = {};  // the ranks' start-up stamps: verdict.json's "startup"
+  // With rank records: how many ranks ezpz-rankenv started (AttemptFacts::ranks_started), for
+  // `ezpz runs explain`; null: not known.
+  std::optional<std::size_t> ranks_started = std::nullopt;
 };
 std::string verdict_json(const AttemptVerdict& verdict);
 

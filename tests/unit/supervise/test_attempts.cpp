@@ -749,6 +749,7 @@ TEST_CASE("a launcher that failed before any rank started says so with its first
   CHECK(c.rule == "no_rank_started");
   CHECK(!worth_retrying(c.ending));
   facts.launcher_output = "";
+  facts.output = "";
   CHECK(classify_attempt(facts, {}).reason ==
         "exit status 255: the launcher failed before any rank started");
   // Ranks started, or nobody knows: the job's own failure, as before.

@@ -86,6 +86,30 @@ TEST_CASE("a verdict holds the ending, the failed ranks, the swaps and the timin
   CHECK(json["timings"]["to_spawn_s"] == 0.012);
   CHECK(json["timings"]["to_first_output_s"].is_null());
   CHECK(json["timings"]["total_s"] == 11.5);
+  CHECK(json["ranks_started"].is_null());  // without rank records: not known
+  v.ranks_started = 0;
+  CHECK(nlohmann::json::parse(verdict_json(v))["ranks_started"] == 0);
+}
+
+// `ezpz runs explain` classifies again from what the verdict kept.
+TEST_CASE("a recorded verdict gives explain its launcher status, hosts and started ranks",
+          "[record]") {
+  AttemptVerdict v;
+  v.hosts = {"n01", "n02"};
+  v.launcher_exit = 255;
+  v.ranks_started = 0;
+  ExplainInput in = recorded_attempt(verdict_json(v), "attempt-1/verdict.json");
+  CHECK(in.exit_status == 255);
+  CHECK(in.hosts == std::vector<std::string>{"n01", "n02"});
+  CHECK(in.ranks_started == 0u);
+  in.output = "[mpiexec@n01] HYDU_create_process: execvp error\n";
+  CHECK(explain(in).classification.reason ==
+        "exit status 255: the launcher failed before any rank started: [mpiexec@n01] "
+        "HYDU_create_process: execvp error");
+  v.ranks_started = std::nullopt;
+  CHECK(!recorded_attempt(verdict_json(v), "v").ranks_started);
+  // A record written before the field: not known.
+  CHECK(!recorded_attempt(R"({"launcher_exit": 1, "hosts": []})", "v").ranks_started);
 }
 
 TEST_CASE("a limit gives exit 124, as timeout(1) does; anything else the launcher's", "[record]") {
