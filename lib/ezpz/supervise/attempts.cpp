@@ -386,10 +386,6 @@ Classification peer_lost(const AttemptFacts& f, const std::vector<BadNodeHit>& l
           .line = lost.front().line};
 }
 
-// Without a named bad node and without the watchdog: the launcher's own words decide, else its
-// exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
-// the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
-// so there a rank's report comes first.
 // The launcher failed before ezpz-rankenv started any rank: its first line says why (Hydra's
 // "execvp error on file .../hydra_pmi_proxy"). Not retried: the same launcher fails the same
 // way.
@@ -410,6 +406,10 @@ Classification launcher_failed_alone(const AttemptFacts& f) {
           .line = line};
 }
 
+// Without a named bad node and without the watchdog: the launcher's own words decide, else its
+// exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
+// the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
+// so there a rank's report comes first.
 Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed,
                                const std::vector<BadNodeHit>& lost) {
   if (f.launcher_signal != 0 && (f.launcher_signal != SIGPIPE || failed.empty())) {

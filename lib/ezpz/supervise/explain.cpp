@@ -12,10 +12,10 @@ Explanation explain(const ExplainInput& in) {
       .hosts = in.hosts,
       .ppn = in.ppn,
       .world_size = in.world_size,
+      .ranks_started = in.ranks_started,
       // Named, though empty: GCC 12 at -O2 warns (wrongly) it may be used uninitialised.
       .previous_death = SignalDeath{},
       .address_hosts = in.address_hosts};
-  facts.ranks_started = in.ranks_started;
   Explanation e{
       .classification = classify_attempt(facts, in.patterns), .victims = {}, .innocent = {}};
   for (const FailedRank& rank : e.classification.failed) {
