@@ -424,7 +424,7 @@ std::string host_name() {
     Relay out(out_pipe[0], STDOUT_FILENO, rank_number);
     Relay err(err_pipe[0], STDERR_FILENO, rank_number);
     Relay* const relays[2] = {&out, &err};
-    out.stamp_now("exec", exec_ns, host_name());
+    out.stamp_now(ezpz::output::k_exec_phase, exec_ns, host_name());
     out.send();
     stopped = relay_and_wait(child, signals, relays, status);
   } else {

@@ -27,6 +27,9 @@
 namespace ezpz::output {
 
 inline constexpr std::string_view k_stamp_prefix = "EZPZ_STAMP ";
+// ezpz-rankenv's stamp as the launcher starts the rank: a rank with one was started (the
+// verdict's ranks_started).
+inline constexpr std::string_view k_exec_phase = "exec";
 inline constexpr std::size_t k_phase_max = 32;
 
 // A program's stamp line, parsed: its phase and, when it gave one, its time.

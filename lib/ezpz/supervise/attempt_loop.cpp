@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/launch/render.hpp"
+#include "ezpz/output/stamp_line.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "ezpz/supervise/known_errors.hpp"
 
@@ -61,7 +62,7 @@ std::optional<std::size_t> ranks_started(const RunOutcome& outcome) {
   if (!outcome.launcher_tail) return std::nullopt;
   std::set<long> ranks;
   for (const output::Stamp& stamp : outcome.startup) {
-    if (stamp.phase == "exec") ranks.insert(stamp.rank);
+    if (stamp.phase == output::k_exec_phase) ranks.insert(stamp.rank);
   }
   return ranks.size();
 }
@@ -88,8 +89,9 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
 }
 
 // The status of the rank that failed on its own: ezpz-rankenv's first report, as the pump saw
-// it, else that of the rank the verdict blames (srun's "task 1: Exited with exit code 6" when
-// srun ended the step before the report reached ezpz). None after a signal of the user's, when
+// it (in the whole output; the verdict reads only its tail), else that of the rank the verdict
+// blames (srun's "task 1: Exited with exit code 6" when srun ended the step before the report
+// reached ezpz). None after a signal of the user's, when
 // the launcher itself died, or when the blamed rank was only stopped (SIGTERM: a consequence).
 std::optional<int> failed_rank_status(const RunOutcome& outcome, const Classification& c) {
   if (outcome.failed_rank_status) return outcome.failed_rank_status;
