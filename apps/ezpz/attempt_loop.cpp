@@ -166,7 +166,10 @@ RetryPolicy retry_policy(const AttemptOptions& o) {
 RunSummary first_summary(const SupervisedRun& run, const PreparedLaunch& prepared) {
   RunSummary s;
   s.id = run.id;
-  s.started = sys::local_time_iso();
+  const auto now = std::chrono::system_clock::now();
+  s.started = sys::local_time_iso(now);
+  s.started_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   std::error_code ignored;
   s.cwd = std::filesystem::current_path(ignored).string();
   s.command = prepared.request.command;

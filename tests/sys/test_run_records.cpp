@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -131,10 +132,12 @@ namespace {
 
 // A record whose run ended (exit code 0), its lock free, written `age` ago.
 void write_finished_run(const std::string& runs, const std::string& id,
-                        std::chrono::seconds age = std::chrono::seconds(0)) {
+                        std::chrono::seconds age = std::chrono::seconds(0),
+                        std::int64_t started_ns = 0) {
   { RunRecorder made(runs, id); }  // made, locked, and released at once
   RunSummary r;
   r.id = id;
+  r.started_ns = started_ns;
   r.launched_on = ezpz::sys::hostname();
   r.exit_code = 0;
   const std::string path = runs + "/" + id + "/run.json";
@@ -196,4 +199,12 @@ TEST_CASE("the newest run, for runs show without an id", "[records]") {
   write_finished_run(runs, "20261121-000000-n01-1");
   write_finished_run(runs, "20261122-000000-n01-1");
   CHECK(ezpz::sys::newest_run(runs) == runs + "/20261122-000000-n01-1");
+  // Two more in one second, the later one's pid wrapped below the earlier's.
+  write_finished_run(runs, "20261122-000001-n01-32000", std::chrono::seconds(0), 100);
+  write_finished_run(runs, "20261122-000001-n01-300", std::chrono::seconds(0), 200);
+  CHECK(ezpz::sys::newest_run(runs) == runs + "/20261122-000001-n01-300");
+  std::vector<std::string> listed;
+  for (const auto& run : ezpz::sys::list_runs(runs)) listed.push_back(run.summary.id);
+  CHECK(listed == std::vector<std::string>{"20261122-000001-n01-300", "20261122-000001-n01-32000",
+                                           "20261122-000000-n01-1", "20261121-000000-n01-1"});
 }

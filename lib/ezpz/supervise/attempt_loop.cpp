@@ -91,8 +91,11 @@ Classification classify(const Loop& loop, const RunOutcome& outcome, const Plann
 // The status of the rank that failed on its own: ezpz-rankenv's first report, as the pump saw
 // it (in the whole output; the verdict reads only its tail), else that of the rank the verdict
 // blames (srun's "task 1: Exited with exit code 6" when srun ended the step before the report
-// reached ezpz). None after a signal of the user's, when
-// the launcher itself died, or when the blamed rank was only stopped (SIGTERM: a consequence).
+// reached ezpz). The blamed rank's is not used after a signal of the user's, when the launcher
+// itself died, or when that rank was only stopped (SIGTERM: a consequence). The report needs no
+// such rule: ezpz-rankenv stays silent when a signal asked it to end (the user's, forwarded,
+// or a teardown's, which reaches its process group too), so it reports only a rank that
+// ended on its own.
 std::optional<int> failed_rank_status(const RunOutcome& outcome, const Classification& c) {
   if (outcome.failed_rank_status) return outcome.failed_rank_status;
   if (outcome.forwarded_signal != 0 || c.ending == Ending::launcher_died || c.failed.empty() ||

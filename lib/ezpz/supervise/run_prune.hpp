@@ -48,7 +48,10 @@ bool prune_due(std::size_t records, std::size_t keep);
 
 // The names in `names` (run ids) past the newest `keep` (every name when it is
 // nullopt), newest first. Ids begin with their start time, so newest first is
-// reverse name order.
+// reverse name order, to the second: within one second the pids decide, which
+// wrap, so the boundary second may keep an older run of it than `ezpz runs`
+// lists (started_after). Knowing would cost every pruning launch a read of each
+// run.json, for a choice between runs of the same second.
 std::vector<std::string> beyond_newest(std::vector<std::string> names,
                                        std::optional<std::size_t> keep);
 

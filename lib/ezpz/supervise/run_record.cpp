@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -170,6 +171,7 @@ std::string summary_json(const RunSummary& r) {
   Json json = {
       {"id", r.id},
       {"started", r.started},
+      {"started_ns", r.started_ns},
       {"cwd", r.cwd},
       {"command", r.command},
       {"machine", r.machine},
@@ -192,6 +194,7 @@ RunSummary parse_summary(std::string_view text, std::string_view source) {
     RunSummary r;
     json.at("id").get_to(r.id);
     json.at("started").get_to(r.started);
+    r.started_ns = json.value("started_ns", std::int64_t{0});
     json.at("cwd").get_to(r.cwd);
     json.at("command").get_to(r.command);
     json.at("machine").get_to(r.machine);
@@ -259,6 +262,15 @@ RunState run_state(const RunSummary& summary, std::string_view this_host,
   const std::optional<bool> held = lock_held();
   if (!held) return RunState::unknown;
   return *held ? RunState::running : RunState::lost;
+}
+
+bool started_after(const RunSummary& a, const RunSummary& b) {
+  constexpr std::size_t k_second = std::string_view("YYYYmmdd-HHMMSS").size();
+  const auto key = [](const RunSummary& r) {
+    return std::tuple(std::string_view(r.id).substr(0, k_second), r.started_ns,
+                      std::string_view(r.id));
+  };
+  return key(a) > key(b);
 }
 
 std::string runs_table(const std::vector<ListedRun>& runs) {

@@ -3,6 +3,7 @@
 // and a verdict per attempt, as JSON, and how they read back. Pure: the files
 // are written by the launch and read by `ezpz runs` (sys/run_records).
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -60,6 +61,9 @@ std::string explanation_json(const Explanation& explanation, const std::string& 
 struct RunSummary {
   std::string id;
   std::string started;  // local time, ISO 8601
+  // The same instant in nanoseconds since the epoch: it orders runs launched within the
+  // id's second, whose pids (the rest of the id) wrap (0 in records older than it).
+  std::int64_t started_ns = 0;
   std::string cwd;
   std::vector<std::string> command;
   std::string machine;
@@ -112,6 +116,10 @@ struct ListedRun {
   RunSummary summary;
   RunState state = RunState::finished;
 };
+
+// Whether `a` started after `b`: by the id's second (local time, in every record), then by
+// started_ns, then by the id (a taken id's next choice, ID-2, was claimed later).
+bool started_after(const RunSummary& a, const RunSummary& b);
 
 // `ezpz runs`: newest first, one line each.
 std::string runs_table(const std::vector<ListedRun>& runs);

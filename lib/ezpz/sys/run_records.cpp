@@ -146,9 +146,8 @@ std::vector<ListedRun> list_runs(const std::string& runs_dir) {
       continue;  // not a run, one still being created, or damaged: `runs show` names it
     }
   }
-  // Ids begin with the start time, so newest first is reverse id order.
   std::sort(runs.begin(), runs.end(),
-            [](const auto& a, const auto& b) { return a.summary.id > b.summary.id; });
+            [](const auto& a, const auto& b) { return started_after(a.summary, b.summary); });
   return runs;
 }
 
@@ -233,8 +232,8 @@ int sleep_unless_signalled(std::chrono::milliseconds duration) {
   return sig > 0 ? sig : 0;
 }
 
-std::string local_time_iso() {
-  std::time_t now = std::time(nullptr);
+std::string local_time_iso(std::chrono::system_clock::time_point when) {
+  std::time_t now = std::chrono::system_clock::to_time_t(when);
   std::tm local{};
   ::localtime_r(&now, &local);
   char text[40];

@@ -91,7 +91,7 @@ std::vector<std::string> attempt_verdicts(const std::string& run_dir);
 // and ezpz still records how the run ended.
 int sleep_unless_signalled(std::chrono::milliseconds duration);
 
-// Now, local time, ISO 8601 with the offset: 2026-11-22T09:41:07+0000.
-std::string local_time_iso();
+// `when` in local time, ISO 8601 with the offset: 2026-11-22T09:41:07+0000.
+std::string local_time_iso(std::chrono::system_clock::time_point when);
 
 }  // namespace ezpz::sys

@@ -12,6 +12,7 @@ RunSummary sample_run() {
   RunSummary r;
   r.id = "20261122-095931-n01-4242";
   r.started = "2026-11-22T09:59:31+0000";
+  r.started_ns = 1795859971123456789;
   r.cwd = "/home/me/job";
   r.command = {"python3", "train.py", "--note", "it's $(fine)"};
   r.machine = "generic-pbs";
@@ -46,6 +47,14 @@ TEST_CASE("a record from before the lock, with no launched_on, still reads", "[r
   json.erase("launched_on");
   RunSummary expected = sample_run();
   expected.launched_on.clear();
+  CHECK(parse_summary(json.dump(), "run.json") == expected);
+}
+
+TEST_CASE("a record from before started_ns reads with 0 there", "[record]") {
+  auto json = nlohmann::ordered_json::parse(summary_json(sample_run()));
+  json.erase("started_ns");
+  RunSummary expected = sample_run();
+  expected.started_ns = 0;
   CHECK(parse_summary(json.dump(), "run.json") == expected);
 }
 
@@ -227,6 +236,35 @@ TEST_CASE("a taken run id gives way to the next choice, which sorts after it", "
   CHECK(run_id_choice("20261122-095931-n01-1", 2) == "20261122-095931-n01-1-2");
   CHECK(run_id_choice("20261122-095931-n01-1", 17) == "20261122-095931-n01-1-17");
   CHECK(run_id_choice("20261122-095931-n01-1", 2) > "20261122-095931-n01-1");
+}
+
+TEST_CASE("runs order by when they started, not by their pids", "[record]") {
+  const auto run = [](std::string id, std::int64_t started_ns) {
+    RunSummary r;
+    r.id = std::move(id);
+    r.started_ns = started_ns;
+    return r;
+  };
+  struct Row {
+    RunSummary later, earlier;
+  };
+  const Row rows[] = {
+      // Seconds apart: the id says it, whatever the pids and started_ns.
+      {run("20261122-095932-n01-100", 5), run("20261122-095931-n01-30000", 9)},
+      {run("20261122-100000-n01-1", 0), run("20261122-095959-n01-2", 0)},
+      // One second: the later launch's pid wrapped below the earlier's, or is shorter.
+      {run("20261122-095931-n01-300", 2'000), run("20261122-095931-n01-30000", 1'000)},
+      {run("20261122-095931-n01-12", 2'000), run("20261122-095931-n01-9", 1'000)},
+      // Records older than started_ns (0) fall back to the id; so do equal instants.
+      {run("20261122-095931-n01-2", 0), run("20261122-095931-n01-1", 0)},
+      {run("20261122-095931-n01-1-2", 7), run("20261122-095931-n01-1", 7)},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.later.id, row.earlier.id);
+    CHECK(started_after(row.later, row.earlier));
+    CHECK_FALSE(started_after(row.earlier, row.later));
+    CHECK_FALSE(started_after(row.later, row.later));
+  }
 }
 
 TEST_CASE("run details list each attempt from its verdict", "[record]") {
