@@ -258,7 +258,8 @@ expect_eq "Open MPI's mpiexec for the hydra dialect: remedy" \
   "$(check_of launcher remedy)"
 # Doctor checks the program a launch would run: the first of the dialect's names that is it.
 printf '#!/bin/sh\necho "HYDRA build details:"\necho "    Version: 4.0.2"\n' >"$fake_bin/mpiexec.hydra"
-chmod +x "$fake_bin/mpiexec.hydra"
+printf '#!/bin/sh\nexit 1\n' >"$fake_bin/hydra_pmi_proxy"  # Hydra's, which doctor looks for
+chmod +x "$fake_bin/mpiexec.hydra" "$fake_bin/hydra_pmi_proxy"
 doctor hydra-second "PATH=$fake_bin" -- --json
 expect_eq "Open MPI's mpiexec, then mpiexec.hydra: launcher" \
   "ok $fake_bin/mpiexec.hydra: MPICH Hydra 4.0.2, the hydra launcher of profile local" \

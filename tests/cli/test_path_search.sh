@@ -11,10 +11,12 @@ if ! command -v jq >/dev/null; then
   exit 1
 fi
 
-# fake_hydra FILE: answers --version as MPICH's Hydra does; run, says which file it is.
+# fake_hydra FILE: answers --version as MPICH's Hydra does; run, says which file it is. With
+# a hydra_pmi_proxy beside it, as Hydra has (doctor looks for it there).
 fake_hydra() {
   printf '#!/bin/sh\n[ "$1" = --version ] && printf "HYDRA build details:\\n    Version: 4.0.2\\n" && exit 0\necho "fake mpiexec ran: $0"\n' >"$1"
-  chmod +x "$1"
+  printf '#!/bin/sh\nexit 1\n' >"$(dirname "$1")/hydra_pmi_proxy"
+  chmod +x "$1" "$(dirname "$1")/hydra_pmi_proxy"
 }
 work="$scratch/work"  # the current directory of every run
 mkdir -p "$work/rel-bin" "$scratch/fake-bin" "$scratch/dir-bin/mpiexec" "$scratch/noexec-bin" \

@@ -48,6 +48,18 @@ expect_match "pbs: the generic PBS profile" "^ok generic-pbs from $EZPZ_SRC/mach
 expect_match "pbs: Hydra for the hydra dialect" \
   "^ok $real_mpiexec: MPICH Hydra [0-9.]+, the hydra launcher of profile generic-pbs\$" \
   "$(check_of launcher status) $(check_of launcher message)"
+# Hydra run as a link in a directory without hydra_pmi_proxy would fail before any rank
+# started (test_verdicts.sh runs that launch): doctor says so first.
+lonely="$scratch/lonely-hydra"
+resolved_mpiexec=$(readlink -f "$real_mpiexec")
+mkdir -p "$lonely"
+ln -sf "$resolved_mpiexec" "$lonely/mpiexec"
+run_ezpz lonely PATH="$lonely:$system_path" doctor --json
+expect_eq "lonely Hydra: exit 1" 1 "$rc"
+expect_match "lonely Hydra: the launcher check says no rank can start, and what to run" \
+  "^error $lonely/mpiexec: MPICH Hydra [0-9.]+, the hydra launcher of profile generic-pbs; but $lonely holds no hydra_pmi_proxy, which it starts from the directory it was run from: no rank can start run it from its own directory: --launcher-program $resolved_mpiexec, or put $(dirname "$resolved_mpiexec") first on PATH\$" \
+  "$(check_of launcher status) $(check_of launcher message) $(check_of launcher remedy)"
+
 expect_eq "pbs: context" "generic-pbs pbs 4242.pbs-sim" \
   "$(jq -r '"\(.context.machine) \(.context.job)"' <<<"$out")"
 expect_eq "pbs: no nodes without --deep" "null" "$(jq -r .nodes <<<"$out")"

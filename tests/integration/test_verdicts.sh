@@ -213,6 +213,9 @@ expect_eq "no rank started: Hydra's exit status, one attempt" "255 1" \
 expect_match "no rank started: ezpz says so with Hydra's first line" \
   "^ezpz: attempt 1 ended: application_error: exit status 255: the launcher failed before any rank started: \\[mpiexec@[^]]+\\] HYDU_create_process \\([^)]+\\): execvp error on file $lonely/hydra_pmi_proxy \\(No such file or directory\\)\$" \
   "$(grep '^ezpz: attempt' <<<"$err")"
+expect_eq "no rank started: the hint, once" \
+  "ezpz: hint: \"hydra_pmi_proxy (No such file or directory)\" (MPICH 4.0's Hydra, run as a link to mpiexec.hydra in another directory): Hydra starts hydra_pmi_proxy from the directory of the mpiexec it was run as (a link's, not its target's): run the mpiexec of an MPICH installation from its own directory; ezpz doctor names it" \
+  "$(grep '^ezpz: hint' <<<"$err")"
 expect_eq "no rank started: the verdict's rule, not retried, no rank started" \
   "application_error no_rank_started stop: application_error is not retried 0" \
   "$(verdict 1 '"\(.classification) \(.rule) \(.next) \(.ranks_started)"')"

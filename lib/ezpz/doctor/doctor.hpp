@@ -87,6 +87,15 @@ struct PythonProbe {
   ProgramRun imports;                 // python_probe_argv(python3); not run without python3
 };
 
+// Whether the program the launcher starts from its own directory (LauncherRow::started_beside)
+// is there.
+struct Companion {
+  std::string name;              // "hydra_pmi_proxy"
+  bool beside = true;            // in the launcher path's own directory
+  std::string resolved;          // the launcher path with its links resolved
+  bool beside_resolved = false;  // in that path's directory
+};
+
 struct Snapshot {
   Env env;
   std::string hostname;
@@ -118,6 +127,8 @@ struct Snapshot {
   std::string launcher_program;
   std::optional<std::string> launcher_path;  // on PATH; nullopt when not found
   ProgramRun launcher_version;               // not run when the launcher has no --version
+  // Its companion, for a launcher that has one (Hydra's hydra_pmi_proxy) and was found.
+  std::optional<Companion> companion;
   ProgramRun torchrun_trial;  // torchrun_trial_argv(), run only when the launcher is torchrun
   // The GPUs a vendor tool lists on this node (nvidia-smi, rocm-smi, xpu-smi: the probe
   // `ezpz launch` runs); nullopt when none answered.

@@ -1,6 +1,7 @@
 // `ezpz doctor`'s launcher check: the launcher the plan would run exists, and
 // its --version names the implementation the profile's dialect speaks to.
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,6 +23,25 @@ constexpr std::string_view k_launcher = "launcher";
 std::string launcher_origin(const Snapshot& s, const Derived& d) {
   if (s.launcher_flag) return fmt::format("the {} launcher (--launcher)", d.launcher);
   return fmt::format("the {} launcher of profile {}", d.launcher, d.profile->name);
+}
+
+// The launcher starts its companion from the directory it was run from, so a link to
+// mpiexec.hydra elsewhere fails before any rank starts.
+CheckResult no_companion(const std::string& message, const std::string& path, const Companion& c) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const std::string resolved_dir = std::filesystem::path(c.resolved).parent_path().string();
+  return result(
+      k_launcher, Status::error,
+      fmt::format("{}; but {} holds no {}, which it starts from the directory it was run from: "
+                  "no rank can start",
+                  message, dir, c.name),
+      c.beside_resolved
+          ? fmt::format("run it from its own directory: --launcher-program {}, or put {} first "
+                        "on PATH",
+                        c.resolved, resolved_dir)
+          : fmt::format("put the bin directory of an installation with {} beside its {} first "
+                        "on PATH",
+                        c.name, std::filesystem::path(path).filename().string()));
 }
 
 CheckResult judge_flavour(const Snapshot& s, const Derived& d) {
@@ -54,6 +74,7 @@ CheckResult judge_flavour(const Snapshot& s, const Derived& d) {
                     expected, s.launcher_program, flavour->dialect));
   }
   std::string message = fmt::format("{}: {}, {}", path, found, launcher_origin(s, d));
+  if (s.companion && !s.companion->beside) return no_companion(message, path, *s.companion);
   const std::string missing = missing_root_assignments(d.launcher, s.env);
   if (s.root && !missing.empty()) {
     return result(

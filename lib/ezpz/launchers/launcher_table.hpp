@@ -174,6 +174,10 @@ struct LauncherRow {
   // its fork launcher (and Intel MPI's) never reaps a SIGKILLed hydra_pmi_proxy: it waits on for
   // the proxy's ranks, which have lost their PMI server.
   List<std::string_view, 2> parts{};
+  // A program it starts from the directory of the path it was run as (a link's, not the link's
+  // target's): a link to mpiexec.hydra elsewhere fails before any rank starts ("execvp error on
+  // file .../hydra_pmi_proxy"). doctor looks for it there.
+  std::string_view started_beside{};
 };
 
 // Cray PALS (Aurora, Polaris): --envall passes ezpz's environment to every rank; --line-buffer
@@ -242,7 +246,8 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
                           .died_of_signal = {SignalTest::always},
                           .what_regex = R"(^=\s+((?:EXIT CODE|KILLED BY SIGNAL): .*?)\s*$)"}},
      .mpi_families = {"MPICH", "Intel MPI"},
-     .parts = {"hydra_pmi_proxy"}},
+     .parts = {"hydra_pmi_proxy"},
+     .started_beside = "hydra_pmi_proxy"},
     {.name = "openmpi",
      .aliases = {"ompi"},
      .programs = {"mpirun", "mpirun.openmpi", "mpiexec.openmpi"},

@@ -40,6 +40,11 @@ const std::vector<KnownError>& known_errors() {
        "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or use the gloo "
        "backend where ranks share GPUs (ezpz's runtime: -x TORCH_BACKEND=gloo)",
        "NCCL 2.28.9's error, seen with 2 ranks on one H200"},
+      {"hydra_pmi_proxy (No such file or directory)",
+       "Hydra starts hydra_pmi_proxy from the directory of the mpiexec it was run as (a link's, "
+       "not its target's): run the mpiexec of an MPICH installation from its own directory; "
+       "ezpz doctor names it",
+       "MPICH 4.0's Hydra, run as a link to mpiexec.hydra in another directory"},
   };
   return k_rows;
 }

@@ -240,6 +240,21 @@ void probe_profiles(doctor::Snapshot& s) {
   }
 }
 
+// With a slash always, so that find_program takes it as a path, not a name to search PATH for.
+bool is_beside(const std::filesystem::path& launcher, std::string_view name) {
+  const std::filesystem::path dir = launcher.has_parent_path() ? launcher.parent_path() : ".";
+  return find_program((dir / name).string(), {}).has_value();
+}
+
+doctor::Companion look_beside(const std::string& launcher, std::string_view name) {
+  std::error_code error;
+  const std::filesystem::path resolved = std::filesystem::canonical(launcher, error);
+  return {.name = std::string(name),
+          .beside = is_beside(launcher, name),
+          .resolved = error ? launcher : resolved.string(),
+          .beside_resolved = !error && is_beside(resolved, name)};
+}
+
 // Finds the launcher the plan would use, as a launch finds it, and starts its --version.
 std::optional<std::future<doctor::ProgramRun>> start_launcher_probe(doctor::Snapshot& s) {
   doctor::Derived d = doctor::derive(s);
@@ -248,6 +263,8 @@ std::optional<std::future<doctor::ProgramRun>> start_launcher_probe(doctor::Snap
       d.launcher, named_launcher_program(s.launcher_program_flag, *d.profile, d.launcher), s.env);
   s.launcher_program = choice.program;
   if (!choice.path.empty()) s.launcher_path = choice.path;
+  const std::string_view companion = launcher_row(d.launcher)->started_beside;
+  if (s.launcher_path && !companion.empty()) s.companion = look_beside(*s.launcher_path, companion);
   // A launcher whose identity is not checked (torchrun) has no --version worth starting.
   if (!s.launcher_path || expected_flavour(d.launcher).empty()) return std::nullopt;
   return start_program({*s.launcher_path, "--version"}, s.env, k_version_timeout);

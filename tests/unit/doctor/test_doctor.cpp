@@ -430,6 +430,43 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "/usr/bin/mpiexec: --version names no launcher ezpz knows: \"mpiexec 9.9 (acme)\"",
         "make sure it is MPICH Hydra: the hydra launcher of profile generic-pbs passes it MPICH "
         "Hydra's flags"}},
+      {"Hydra with its hydra_pmi_proxy beside it",
+       [](Snapshot& s) {
+         s.companion = Companion{.name = "hydra_pmi_proxy",
+                                 .beside = true,
+                                 .resolved = "/usr/bin/mpiexec.hydra",
+                                 .beside_resolved = true};
+       },
+       {"launcher", Status::ok,
+        "/usr/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs", ""}},
+      {"Hydra run through a link in a directory without hydra_pmi_proxy",
+       [](Snapshot& s) {
+         s.launcher_path = "/opt/my bin/mpiexec";
+         s.companion = Companion{.name = "hydra_pmi_proxy",
+                                 .beside = false,
+                                 .resolved = "/usr/bin/mpiexec.hydra",
+                                 .beside_resolved = true};
+       },
+       {"launcher", Status::error,
+        "/opt/my bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; but "
+        "/opt/my bin holds no hydra_pmi_proxy, which it starts from the directory it was run "
+        "from: no rank can start",
+        "run it from its own directory: --launcher-program /usr/bin/mpiexec.hydra, or put "
+        "/usr/bin first on PATH"}},
+      {"Hydra without hydra_pmi_proxy anywhere",
+       [](Snapshot& s) {
+         s.launcher_path = "/opt/mpich/bin/mpiexec";
+         s.companion = Companion{.name = "hydra_pmi_proxy",
+                                 .beside = false,
+                                 .resolved = "/opt/mpich/bin/mpiexec.hydra",
+                                 .beside_resolved = false};
+       },
+       {"launcher", Status::error,
+        "/opt/mpich/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; "
+        "but /opt/mpich/bin holds no hydra_pmi_proxy, which it starts from the directory it was "
+        "run from: no rank can start",
+        "put the bin directory of an installation with hydra_pmi_proxy beside its mpiexec first "
+        "on PATH"}},
       {"Open MPI chosen with --launcher",
        with_open_mpi,
        {"launcher", Status::ok,

@@ -53,6 +53,12 @@ TEST_CASE("each known error's documented line gives its hint, once", "[known_err
        "hint: \"Duplicate GPU detected\" (NCCL 2.28.9's error, seen with 2 ranks on one H200): "
        "NCCL runs one rank per GPU: run at most one rank per GPU (--ppn), or use the gloo "
        "backend where ranks share GPUs (ezpz's runtime: -x TORCH_BACKEND=gloo)"},
+      {"[mpiexec@n01] HYDU_create_process (utils/launch/launch.c:73): execvp error on file "
+       "/opt/l/hydra_pmi_proxy (No such file or directory)",
+       "hint: \"hydra_pmi_proxy (No such file or directory)\" (MPICH 4.0's Hydra, run as a link to "
+       "mpiexec.hydra in another directory): Hydra starts hydra_pmi_proxy from the directory of "
+       "the mpiexec it was run as (a link's, not its target's): run the mpiexec of an MPICH "
+       "installation from its own directory; ezpz doctor names it"},
   };
   REQUIRE(rows.size() == known_errors().size());
   for (const Row& row : rows) {
