@@ -92,6 +92,7 @@ struct PythonProbe {
 struct Companion {
   std::string name;              // "hydra_pmi_proxy"
   bool beside = true;            // in the launcher path's own directory
+  bool link = false;             // the launcher path is a symbolic link (not a wrapper script)
   std::string resolved;          // the launcher path with its links resolved
   bool beside_resolved = false;  // in that path's directory
 };

@@ -26,16 +26,20 @@ std::string launcher_origin(const Snapshot& s, const Derived& d) {
 }
 
 // The launcher starts its companion from the directory it was run from, so a link to
-// mpiexec.hydra elsewhere fails before any rank starts.
+// mpiexec.hydra elsewhere fails before any rank starts. A program there that is not a link may
+// be a site's wrapper running the launcher from its own directory: a warning.
 CheckResult no_companion(const std::string& message, const std::string& path, const Companion& c) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
   const std::string resolved_dir = std::filesystem::path(c.resolved).parent_path().string();
+  const std::string consequence =
+      c.link ? "no rank can start"
+             : fmt::format("unless {} is a wrapper that runs it from elsewhere, no rank can start",
+                           std::filesystem::path(path).filename().string());
   return result(
-      k_launcher, Status::error,
-      fmt::format("{}; but {} holds no {}, which it starts from the directory it was run from: "
-                  "no rank can start",
-                  message, dir, c.name),
-      c.beside_resolved
+      k_launcher, c.link ? Status::error : Status::warn,
+      fmt::format("{}; but {} holds no {}, which it starts from the directory it was run from: {}",
+                  message, dir, c.name, consequence),
+      c.link && c.beside_resolved
           ? fmt::format("run it from its own directory: --launcher-program {}, or put {} first "
                         "on PATH",
                         c.resolved, resolved_dir)

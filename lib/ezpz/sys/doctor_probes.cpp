@@ -249,8 +249,10 @@ bool is_beside(const std::filesystem::path& launcher, std::string_view name) {
 doctor::Companion look_beside(const std::string& launcher, std::string_view name) {
   std::error_code error;
   const std::filesystem::path resolved = std::filesystem::canonical(launcher, error);
+  std::error_code unused;  // is_symlink: false when it cannot tell
   return {.name = std::string(name),
           .beside = is_beside(launcher, name),
+          .link = std::filesystem::is_symlink(launcher, unused),
           .resolved = error ? launcher : resolved.string(),
           .beside_resolved = !error && is_beside(resolved, name)};
 }

@@ -444,6 +444,7 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
          s.launcher_path = "/opt/my bin/mpiexec";
          s.companion = Companion{.name = "hydra_pmi_proxy",
                                  .beside = false,
+                                 .link = true,
                                  .resolved = "/usr/bin/mpiexec.hydra",
                                  .beside_resolved = true};
        },
@@ -453,11 +454,12 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "from: no rank can start",
         "run it from its own directory: --launcher-program /usr/bin/mpiexec.hydra, or put "
         "/usr/bin first on PATH"}},
-      {"Hydra without hydra_pmi_proxy anywhere",
+      {"Hydra linked, without hydra_pmi_proxy anywhere",
        [](Snapshot& s) {
          s.launcher_path = "/opt/mpich/bin/mpiexec";
          s.companion = Companion{.name = "hydra_pmi_proxy",
                                  .beside = false,
+                                 .link = true,
                                  .resolved = "/opt/mpich/bin/mpiexec.hydra",
                                  .beside_resolved = false};
        },
@@ -465,6 +467,21 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "/opt/mpich/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; "
         "but /opt/mpich/bin holds no hydra_pmi_proxy, which it starts from the directory it was "
         "run from: no rank can start",
+        "put the bin directory of an installation with hydra_pmi_proxy beside its mpiexec first "
+        "on PATH"}},
+      {"Hydra's mpiexec not a link, without hydra_pmi_proxy: a site's wrapper, perhaps",
+       [](Snapshot& s) {
+         s.launcher_path = "/site/bin/mpiexec";
+         s.companion = Companion{.name = "hydra_pmi_proxy",
+                                 .beside = false,
+                                 .link = false,
+                                 .resolved = "/site/bin/mpiexec",
+                                 .beside_resolved = false};
+       },
+       {"launcher", Status::warn,
+        "/site/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; but "
+        "/site/bin holds no hydra_pmi_proxy, which it starts from the directory it was run from: "
+        "unless mpiexec is a wrapper that runs it from elsewhere, no rank can start",
         "put the bin directory of an installation with hydra_pmi_proxy beside its mpiexec first "
         "on PATH"}},
       {"Open MPI chosen with --launcher",
