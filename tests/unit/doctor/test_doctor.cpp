@@ -30,6 +30,15 @@ const char* const k_imports_debian =
     R"({"python": "3.11.2", "torch": "1.13.0a0+git74dd6e3", "distributed": true, )"
     R"("backends": ["gloo", "mpi"]})";
 
+// Hydra's hydra_pmi_proxy as doctor's probe finds it beside the launcher (or not).
+Companion hydra_proxy(bool beside, bool link, std::string resolved, bool beside_resolved) {
+  return {.name = "hydra_pmi_proxy",
+          .beside = beside,
+          .link = link,
+          .resolved = std::move(resolved),
+          .beside_resolved = beside_resolved};
+}
+
 ProgramRun exited(std::string path, int code, std::string out, std::string err = "") {
   ProgramRun run;
   run.path = std::move(path);
@@ -431,22 +440,13 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
         "make sure it is MPICH Hydra: the hydra launcher of profile generic-pbs passes it MPICH "
         "Hydra's flags"}},
       {"Hydra with its hydra_pmi_proxy beside it",
-       [](Snapshot& s) {
-         s.companion = Companion{.name = "hydra_pmi_proxy",
-                                 .beside = true,
-                                 .resolved = "/usr/bin/mpiexec.hydra",
-                                 .beside_resolved = true};
-       },
+       [](Snapshot& s) { s.companion = hydra_proxy(true, false, "/usr/bin/mpiexec.hydra", true); },
        {"launcher", Status::ok,
         "/usr/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs", ""}},
       {"Hydra run through a link in a directory without hydra_pmi_proxy",
        [](Snapshot& s) {
          s.launcher_path = "/opt/my bin/mpiexec";
-         s.companion = Companion{.name = "hydra_pmi_proxy",
-                                 .beside = false,
-                                 .link = true,
-                                 .resolved = "/usr/bin/mpiexec.hydra",
-                                 .beside_resolved = true};
+         s.companion = hydra_proxy(false, true, "/usr/bin/mpiexec.hydra", true);
        },
        {"launcher", Status::error,
         "/opt/my bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; but "
@@ -457,11 +457,7 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
       {"Hydra linked, without hydra_pmi_proxy anywhere",
        [](Snapshot& s) {
          s.launcher_path = "/opt/mpich/bin/mpiexec";
-         s.companion = Companion{.name = "hydra_pmi_proxy",
-                                 .beside = false,
-                                 .link = true,
-                                 .resolved = "/opt/mpich/bin/mpiexec.hydra",
-                                 .beside_resolved = false};
+         s.companion = hydra_proxy(false, true, "/opt/mpich/bin/mpiexec.hydra", false);
        },
        {"launcher", Status::error,
         "/opt/mpich/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; "
@@ -472,11 +468,7 @@ TEST_CASE("doctor: the launcher exists and is the implementation the dialect nee
       {"Hydra's mpiexec not a link, without hydra_pmi_proxy: a site's wrapper, perhaps",
        [](Snapshot& s) {
          s.launcher_path = "/site/bin/mpiexec";
-         s.companion = Companion{.name = "hydra_pmi_proxy",
-                                 .beside = false,
-                                 .link = false,
-                                 .resolved = "/site/bin/mpiexec",
-                                 .beside_resolved = false};
+         s.companion = hydra_proxy(false, false, "/site/bin/mpiexec", false);
        },
        {"launcher", Status::warn,
         "/site/bin/mpiexec: MPICH Hydra 4.0.2, the hydra launcher of profile generic-pbs; but "
