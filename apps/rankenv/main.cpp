@@ -29,6 +29,10 @@
 // two pipes and a signalfd. A partial line goes out after k_quiet_ms of quiet.
 // Its own failure lines stay plain lines on stderr (not records), after the
 // rank's output: ezpz reads them back as the launcher's (rank -1).
+// With EZPZ_OUTPUT_SOCKET too (ezpz's executor sets it), the records, and its
+// own lines after them, go straight to ezpz over two Unix socket connections,
+// one per stream, past the launcher's copies of every byte; where it cannot
+// connect (another host), through the launcher as above.
 // In that mode it also sends start-up stamps (lib/ezpz/output/stamp_line.hpp) as
 // control records: `exec` (its own start), `first_output`, and the program's
 // "EZPZ_STAMP phase" lines, which it takes out of the output.
@@ -44,6 +48,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -58,6 +63,7 @@
 #include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/output/rank_records.hpp"
 #include "ezpz/output/stamp_line.hpp"
+#include "ezpz/sys/local_socket.hpp"
 #include "ezpz/sys/stdin_relay.hpp"
 
 namespace {
@@ -81,11 +87,19 @@ int connect_to(const std::string& name) {
   return fd;
 }
 
+// A variable of ezpz's for this process alone, taken out of the environment: the rank's own
+// children are not ezpz's ranks. Empty when unset.
+std::string take_variable(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return {};
+  std::string taken = value;
+  unsetenv(name);
+  return taken;
+}
+
 void take_stdin() {
-  const char* variable = std::getenv(ezpz::sys::k_stdin_socket_variable);
-  if (variable == nullptr) return;
-  const std::string path = variable;
-  unsetenv(ezpz::sys::k_stdin_socket_variable);  // the job's own children are not rank 0's stdin
+  const std::string path = take_variable(ezpz::sys::k_stdin_socket_variable);
+  if (path.empty()) return;
   const char* rank = std::getenv("RANK");
   int fd = -1;
   if (rank != nullptr && std::strcmp(rank, "0") == 0 && path != ezpz::sys::k_no_stdin) {
@@ -243,12 +257,31 @@ std::int64_t unix_ns() {
   return now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
-// One of the rank's two streams: its pipe, our own fd, and the records on their way.
+// Connections straight to ezpz (EZPZ_OUTPUT_SOCKET) for the records of the rank's stdout and
+// stderr: both, or neither. Neither where ezpz runs on another host or in another network
+// namespace, where nothing listens under that name, or where what listens is not our user's:
+// the records then go through the launcher, as our stdout and stderr.
+std::array<int, 2> connect_to_ezpz(const std::string& name) {
+  std::array<int, 2> fds = {-1, -1};
+  for (std::size_t i = 0; i < fds.size() && !name.empty(); ++i) {
+    fds[i] = connect_to(name + ezpz::output::k_output_socket_suffixes[i]);
+    if (fds[i] >= 0 && ezpz::sys::peer_is_same_user(fds[i])) continue;
+    for (int& fd : fds) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+    break;
+  }
+  return fds;
+}
+
+// One of the rank's two streams: its pipe, where its records go, and the records on their way.
 struct Relay {
-  Relay(int from_fd, int to_fd, long rank)
+  Relay(int from_fd, int to_fd, long rank, std::size_t write_max)
       : from(from_fd),
         to(to_fd),
-        encoder(rank, [this](std::string_view records) { put(records); }) {
+        encoder(
+            rank, [this](std::string_view records) { put(records); }, write_max) {
     // The program's "EZPZ_STAMP phase [seconds]" lines become control records, stamped now.
     encoder.take_stamps([this](std::string_view line) {
       const auto stamp = ezpz::output::parse_stamp_line(line);
@@ -259,8 +292,9 @@ struct Relay {
   void stamp_now(std::string_view phase, std::int64_t ns, std::string_view host = {}) {
     encoder.control(ezpz::output::stamp_text(phase, ns, host));
   }
-  // Whole records, at most PIPE_BUF bytes (k_write_max), in one write. A reader gone: the
-  // rank's next write fails as it would have without us (EPIPE, SIGPIPE).
+  // Whole records, at most PIPE_BUF bytes (k_write_max) into the launcher's pipe, in one write;
+  // straight to ezpz, more. A reader gone: the rank's next write fails as it would have without
+  // us (EPIPE, SIGPIPE).
   void put(std::string_view records) {
     if (to >= 0 && !write_all(to, records)) {
       close_pipe();
@@ -390,7 +424,7 @@ std::string host_name() {
   return ezpz::rank_host(launcher ? launcher : "", lookup, name);
 }
 
-[[noreturn]] void run_as_parent(char** argv, std::int64_t exec_ns) {
+[[noreturn]] void run_as_parent(char** argv, std::int64_t exec_ns, const std::string& ezpz_socket) {
   struct sigaction chld {};
   ::sigaction(SIGCHLD, nullptr, &chld);
   const bool chld_ignored = chld.sa_handler == SIG_IGN;
@@ -418,11 +452,18 @@ std::string host_name() {
   }
   int status = 0;
   bool stopped = false;
+  int report_to = STDERR_FILENO;  // our own lines: after the rank's, on the same way
   if (records) {
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
-    Relay out(out_pipe[0], STDOUT_FILENO, rank_number);
-    Relay err(err_pipe[0], STDERR_FILENO, rank_number);
+    // Connected once the rank has started: its exec does not wait for it.
+    const std::array<int, 2> direct = connect_to_ezpz(ezpz_socket);
+    const bool straight = direct[0] >= 0;
+    const std::size_t write_max =
+        straight ? ezpz::output::k_direct_write_max : ezpz::output::k_write_max;
+    if (straight) report_to = direct[1];
+    Relay out(out_pipe[0], straight ? direct[0] : STDOUT_FILENO, rank_number, write_max);
+    Relay err(err_pipe[0], report_to, rank_number, write_max);
     Relay* const relays[2] = {&out, &err};
     out.stamp_now(ezpz::output::k_exec_phase, exec_ns, host_name());
     out.send();
@@ -431,13 +472,13 @@ std::string host_name() {
     stopped = wait_for(child, waited, status);
   }
   if (child.exec_error != 0) {
-    std::fprintf(stderr, "ezpz-rankenv: %s: %s\n", argv[0], std::strerror(child.exec_error));
+    ::dprintf(report_to, "ezpz-rankenv: %s: %s\n", argv[0], std::strerror(child.exec_error));
     _exit(child.exec_error == ENOENT ? 127 : 126);
   }
   const char* rank = std::getenv("RANK");  // unset: not under a launcher, nobody to tell
   if (status != 0 && !stopped && rank != nullptr) {
     const std::string line = ezpz::exit_report(rank, getpid(), host_name(), status) + "\n";
-    (void)!::write(STDERR_FILENO, line.data(), line.size());
+    (void)!::write(report_to, line.data(), line.size());
   }
   end_as(status);
 }
@@ -488,5 +529,5 @@ int main(int argc, char** argv) {
     setenv(name.c_str(), value.c_str(), 1);
   }
   take_stdin();
-  run_as_parent(argv + 1, exec_ns);
+  run_as_parent(argv + 1, exec_ns, take_variable(ezpz::output::k_output_socket_variable));
 }

@@ -47,6 +47,19 @@ stdin_case "a relay that is not there, rank 0" "[unset]" \
   "ezpz-rankenv: rank 0: cannot reach ezpz's stdin at @ezpz-stdin-test-none: Connection refused; stdin is empty" \
   RANK=0 EZPZ_STDIN=@ezpz-stdin-test-none
 
+# ezpz-rankenv's records where EZPZ_OUTPUT_SOCKET names nothing it can reach (ezpz on another
+# host): on its stdout and stderr, through the launcher, as without the variable; the command
+# sees neither ezpz variable, and the failure report stays a plain line on stderr.
+env -i PATH=/usr/bin:/bin RANK=3 EZPZ_OUTPUT_RECORDS=1 EZPZ_OUTPUT_SOCKET=@ezpz-output-test-none \
+  "$rankenv" sh -c 'echo "[${EZPZ_OUTPUT_SOCKET-unset}]"; echo oops >&2; exit 4' \
+  >"$scratch/records.out" 2>"$scratch/records.err"
+expect_eq "rankenv records, no ezpz to reach: exit 4" 4 "$?"
+expect_eq "rankenv records, no ezpz to reach: stdout's records" "3: [unset]" \
+  "$(grep -v '^3! ' "$scratch/records.out")"
+expect_match "rankenv records, no ezpz to reach: stderr's, then the report" \
+  "^3: oops
+ezpz-rankenv: rank 3 \(pid [0-9]+\) on [^ ]+: exited with code 4\$" "$(cat "$scratch/records.err")"
+
 # How ezpz-rankenv starts the rank (a child sharing its memory until exec, on a stack of its
 # own): a script without "#!" found on PATH runs under sh with all its arguments (glibc puts a
 # copy of argv on the child's stack for that); exec errors in one line, as execvp's.

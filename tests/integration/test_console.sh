@@ -32,6 +32,28 @@ run_ezpz limited_show runs show last --rank 0
 expect_eq "--record-limit: rank 0's output, cut where output.log was" "first
 seco" "$out"
 
+# --- straight to ezpz, and through the launcher ------------------------------------------
+# The ranks on ezpz's host send their records straight to it (EZPZ_OUTPUT_SOCKET), past the
+# launcher: behind a launcher whose output goes nowhere, their lines arrive all the same. Ranks
+# that cannot reach ezpz's sockets (another host: here a name nothing listens on) send them
+# through the launcher, every line whole as before.
+hydra=$(readlink -f "$(command -v mpiexec)")
+launcher_script() {  # launcher_script NAME COMMAND...: a launcher program that runs COMMAND
+  mkdir -p "$scratch/$1"
+  printf '#!/bin/sh\ncase "$1" in --version) exec %s "$@" ;; esac\nexec %s\n' "$hydra" "$2" \
+    >"$scratch/$1/mpiexec"
+  chmod +x "$scratch/$1/mpiexec"
+}
+launcher_script blind "$hydra \"\$@\" >/dev/null 2>&1"
+run_ezpz blind launch --output label --launcher-program "$scratch/blind/mpiexec" -n 2 -- \
+  sh -c 'echo "out $RANK"; echo "err $RANK" >&2'
+expect_eq "straight: the ranks' lines past a launcher whose stdout goes nowhere" "[0] out 0
+[1] out 1" "$(LC_ALL=C sort "$scratch/blind.out")"
+expect_eq "straight: their stderr lines" "[0] err 0
+[1] err 1" "$(LC_ALL=C sort "$scratch/blind.err")"
+launcher_script elsewhere "env EZPZ_OUTPUT_SOCKET=@ezpz-output-elsewhere $hydra \"\$@\""
+check_labelled 500 --launcher-program "$scratch/elsewhere/mpiexec" -n 4
+
 # --- dedup: identical lines once, with their ranks ---------------------------------------
 # A barrier first, so the ranks print within the window (150 ms) of each other; on a machine
 # so loaded that a rank was not scheduled for that long, tried again (up to 3 times).

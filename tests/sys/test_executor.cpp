@@ -598,6 +598,69 @@ TEST_CASE("with a console mode, rank records are re-assembled, labelled and reco
   CHECK(outcome.output_tail == "one\nthree\ntwo\nezpz-rankenv: rank 1 exited\n");
 }
 
+// Issue 18's throughput: the ranks on ezpz's host connect to the sockets named in
+// EZPZ_OUTPUT_SOCKET (one per stream) and send their records there, past the launcher. Here a
+// launcher that is a Python script plays two such ranks, cutting records anywhere between its
+// writes, while its own pipe carries a line of its own in two pieces and a record of a rank on
+// another host: each source is re-assembled apart, so no piece runs into another's. The
+// report a rank's ezpz-rankenv sends after its lines is the launcher's (rank -1) as before.
+// As root, a connection of another user is refused: its line is nowhere.
+constexpr const char* k_direct_ranks = R"(import os, socket, sys, time
+name = os.environ["EZPZ_OUTPUT_SOCKET"]
+def connect(suffix):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0" + name[1:] + suffix)
+    return s
+if os.geteuid() == 0 and os.fork() == 0:
+    os.setuid(65534)
+    connect("-out").sendall(b"0: intruder\n")
+    os._exit(0)
+a, b, e = connect("-out"), connect("-out"), connect("-err")
+def pipe(text):
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    time.sleep(0.05)
+def send(sock, data):
+    sock.sendall(data)
+    time.sleep(0.05)
+pipe("2: remote\n")
+pipe("launcher ")
+send(a, b"0: on")
+send(b, b"1: two\n1+ x")
+send(a, b"e\n0")
+pipe("says\n")
+send(b, b"y\n1: \n")
+send(a, b": three\n")
+e.sendall(b"1: err\nezpz-rankenv: rank 1 (pid 7) on n01: exited with code 3\n")
+for s in (a, b, e):
+    s.close()
+)";
+
+TEST_CASE("ranks on ezpz's host send their records straight to it, each connection apart",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string script = dir.file("ranks.py");
+  std::ofstream(script) << k_direct_ranks;
+  const CapturedRun run =
+      run_captured(dir, capturing_records(dir, ezpz::output::ConsoleMode::label),
+                   fmt::format("exec python3 {}", script));
+  CHECK(run.outcome.exit_code == 0);
+  std::vector<std::string> shown;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) shown.push_back(line);
+  std::sort(shown.begin(), shown.end());
+  CHECK(shown == std::vector<std::string>{"[0] one", "[0] three", "[1] two", "[1] xy", "[2] remote",
+                                          "launcher says"});
+  CHECK(run.err == "[1] err\nezpz-rankenv: rank 1 (pid 7) on n01: exited with code 3\n");
+  const std::string log = read_text_file(dir.file("output.log"));
+  const std::string index = read_text_file(dir.file("ranks.idx"));
+  CHECK(ezpz::output::indexed_rank_output(log, index, 0) == "one\nthree\n");
+  CHECK(ezpz::output::indexed_rank_output(log, index, 1) == "two\nxy\nerr\n");
+  CHECK(ezpz::output::indexed_rank_output(log, index, 2) == "remote\n");
+  REQUIRE(run.outcome.failed_rank_status.has_value());
+  CHECK(*run.outcome.failed_rank_status == 3);
+}
+
 // Where the console does not show every rank's line (rank0, dedup), ranks.log keeps them all.
 TEST_CASE("with rank0 on the console, ranks.log keeps every rank's lines as records",
           "[executor][capture]") {

@@ -78,10 +78,13 @@ void encode_records(long rank, std::string_view text, bool complete,
   });
 }
 
-RecordEncoder::RecordEncoder(long rank, Write write)
-    : prefix_(std::to_string(rank)), room_(room_after(prefix_)), write_(std::move(write)) {
+RecordEncoder::RecordEncoder(long rank, Write write, std::size_t write_max)
+    : prefix_(std::to_string(rank)),
+      room_(room_after(prefix_)),
+      write_max_(write_max),
+      write_(std::move(write)) {
   partial_.reserve(k_record_max);
-  batch_.reserve(k_write_max);
+  batch_.reserve(write_max_);
 }
 
 // One byte compared on most lines: the stamp check costs the relay nothing measurable.
@@ -92,7 +95,7 @@ bool RecordEncoder::stamped(std::string_view line) const {
 
 // A record, straight into the batch: the relay's only copy of the rank's bytes.
 void RecordEncoder::put(char marker, std::string_view text) {
-  if (batch_.size() + prefix_.size() + text.size() + 3 > k_write_max) send();
+  if (batch_.size() + prefix_.size() + text.size() + 3 > write_max_) send();
   batch_.append(prefix_);
   batch_ += marker;
   batch_ += ' ';

@@ -50,6 +50,17 @@ inline constexpr int k_quiet_ms = 200;
 // records. Without it ezpz-rankenv leaves the rank's stdout and stderr alone.
 inline constexpr const char* k_records_variable = "EZPZ_OUTPUT_RECORDS";
 
+// Ranks on ezpz's own host send their records straight to ezpz (issue 18's throughput): set by
+// ezpz's executor, not the plan, to "@NAME", an abstract Unix socket pair: ezpz listens on NAME
+// followed by each suffix (stdout's records, stderr's). ezpz-rankenv connects to both; a rank
+// on another host, or in another network namespace, cannot, and its records go through the
+// launcher as before. Past the launcher's forwarding (Hydra's proxy and mpiexec each read and
+// write every byte) the records need not be atomic: one connection is one rank's stream, and
+// ezpz hands on only whole records from each. So they go in writes of up to k_direct_write_max.
+inline constexpr const char* k_output_socket_variable = "EZPZ_OUTPUT_SOCKET";
+inline constexpr const char* k_output_socket_suffixes[2] = {"-out", "-err"};
+inline constexpr std::size_t k_direct_write_max = 64 * 1024;
+
 // One whole line of one rank, as the assembler hands it on.
 struct RankLine {
   long rank = -1;          // -1: a line that was not a record (the launcher's own output)
@@ -71,14 +82,15 @@ void encode_records(long rank, std::string_view text, bool complete,
 
 // ezpz-rankenv's side: cuts one stream of a rank's output, read in chunks of any size, into
 // records (whole lines, '\r' redraws, and pieces of lines longer than a record), gathered into
-// writes of whole records of at most k_write_max bytes: `write` is called with each (the relay
+// writes of whole records of at most `write_max` bytes: `write` is called with each (the relay
 // makes it one write(2)) when the next record would not fit, and at send() and flush(). A
 // partial line waits for flush(), which the relay calls after k_quiet_ms of quiet and at the
-// end. Holds at most a record's worth of a line and a write's worth of records. Pure: no I/O.
+// end. Holds at most a record's worth of a line and a write's worth of records (`write_max`:
+// k_write_max into a pipe, k_direct_write_max straight to ezpz). Pure: no I/O.
 class RecordEncoder {
  public:
   using Write = std::function<void(std::string_view records)>;
-  RecordEncoder(long rank, Write write);
+  RecordEncoder(long rank, Write write, std::size_t write_max = k_write_max);
   void feed(std::string_view bytes);
   // The records gathered so far, in one write.
   void send();
@@ -98,10 +110,11 @@ class RecordEncoder {
   bool stamped(std::string_view line) const;
   std::string prefix_;  // the rank, in decimal
   std::size_t room_;    // the most text bytes of one record
+  std::size_t write_max_;
   Write write_;
   std::function<bool(std::string_view line)> stamp_;
   std::string partial_;  // the bytes of the line so far, less than a record's text
-  std::string batch_;    // whole records, less than k_write_max bytes
+  std::string batch_;    // whole records, less than write_max_ bytes
 };
 
 // Reads one stream of records (stdout or stderr of the launcher) in chunks of any size and hands

@@ -25,6 +25,7 @@
 
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/signals.hpp"
+#include "ezpz/output/rank_records.hpp"
 #include "ezpz/sys/output_pump.hpp"
 #include "ezpz/sys/processes.hpp"
 #include "ezpz/sys/spawn.hpp"
@@ -524,6 +525,8 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
     pump->time_startup_from(
         std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
+    if (auto name = pump->listen_for_ranks())
+      env.insert_or_assign(output::k_output_socket_variable, *name);
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
   ChildSetup setup{.ignored = inherited_ignored_signals(), .stdout_fd = out.fd()};

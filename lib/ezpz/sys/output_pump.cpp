@@ -14,6 +14,8 @@
 #include "ezpz/core/error.hpp"
 #include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/output/rank_index.hpp"
+#include "ezpz/output/rank_records.hpp"
+#include "ezpz/sys/local_socket.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -167,7 +169,9 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
     pipes_[i] = {.read_end = ends[0],
                  .write_end = ends[1],
                  .passed_to = destinations[i],
-                 .records = nullptr};
+                 .records = nullptr,
+                 .listener = -1,
+                 .senders = {}};
     // Best effort: the system's limit (/proc/sys/fs/pipe-max-size) may be lower.
     ::fcntl(ends[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
     if (records) pipes_[i].records = std::make_unique<Stream>(*records);
@@ -194,6 +198,8 @@ OutputPump::~OutputPump() {
   for (Pipe& pipe : pipes_) {
     close_fd(pipe.read_end);
     close_fd(pipe.write_end);
+    close_fd(pipe.listener);
+    for (Sender& sender : pipe.senders) close_fd(sender.fd);
   }
   for (int& fd : copy_) close_fd(fd);
   close_fd(record_fd_);
@@ -218,13 +224,92 @@ void OutputPump::open_ranks_record(const std::string& record_path, output::Conso
     pipe.records->keep = indexed ? Stream::Keep::index : Stream::Keep::records;
 }
 
-void OutputPump::take_records(Pipe& pipe, std::string_view data) {
+std::optional<std::string> OutputPump::listen_for_ranks() {
+  if (!pipes_[0].records) return std::nullopt;
+  const std::optional<std::string> name = random_socket_name("output");
+  if (!name) return std::nullopt;
+  for (std::size_t i = 0; i < pipes_.size(); ++i) {
+    pipes_[i].listener = listen_abstract(*name + output::k_output_socket_suffixes[i], SOMAXCONN);
+    if (pipes_[i].listener >= 0) continue;
+    for (Pipe& pipe : pipes_) close_fd(pipe.listener);
+    return std::nullopt;
+  }
+  return name;
+}
+
+// Every rank waiting to connect, of ezpz's own user only. A listener that fails otherwise (no
+// descriptors left) is closed, or poll would wake for it forever: ranks that connect later
+// find nobody and send through the launcher.
+void OutputPump::accept_senders(Pipe& pipe) {
+  for (;;) {
+    const int fd = ::accept4(pipe.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;
+    if (fd < 0 && errno != EAGAIN) close_fd(pipe.listener);
+    if (fd < 0) return;
+    if (!peer_is_same_user(fd)) {
+      ::close(fd);
+      continue;
+    }
+    Stream* stream = pipe.records.get();
+    pipe.senders.push_back(
+        {.fd = fd, .assembler = output::RecordAssembler([stream](const output::RankLine& line) {
+                     stream->take(line);
+                   })});
+  }
+}
+
+// One read of a rank's connection; at its end, a line the rank left unfinished is handed on as
+// such, and once the launcher's pipe and every connection have ended, so has the stream.
+std::size_t OutputPump::read_sender(Pipe& pipe, std::size_t index) {
+  Sender& sender = pipe.senders[index];
+  const ssize_t got = ::read(sender.fd, buffer_.get(), k_chunk);
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+  if (got > 0) {
+    take_records(pipe, sender.assembler,
+                 std::string_view(buffer_.get(), static_cast<std::size_t>(got)));
+    return static_cast<std::size_t>(got);
+  }
+  sender.assembler.finish();
+  show(pipe);
+  close_fd(sender.fd);
+  pipe.senders.erase(pipe.senders.begin() + static_cast<std::ptrdiff_t>(index));
+  end_if_done(pipe);
+  return 0;
+}
+
+// The launcher's pipe reached its end (every process that held it has gone); the ranks' own
+// connections may still be open, or still to come (stop_listening says when none can).
+void OutputPump::pipe_ended(Pipe& pipe) {
+  close_fd(pipe.read_end);
+  end_if_done(pipe);
+}
+
+// The launcher has exited: the ranks of this host are done starting, each connected already
+// (ezpz-rankenv connects as its rank starts) or never will. The pipe's end says nothing of
+// that: a launcher may give its stdout away (`mpiexec ... >/dev/null` in a wrapper).
+void OutputPump::stop_listening() {
+  for (Pipe& pipe : pipes_) {
+    if (pipe.listener < 0) continue;
+    accept_senders(pipe);
+    close_fd(pipe.listener);
+    end_if_done(pipe);
+  }
+}
+
+// A stream has ended once its pipe has, and every connection, and no more can come.
+void OutputPump::end_if_done(Pipe& pipe) {
+  if (pipe.records && pipe.read_end < 0 && pipe.listener < 0 && pipe.senders.empty())
+    end_records(pipe);
+}
+
+void OutputPump::take_records(Pipe& pipe, output::RecordAssembler& assembler,
+                              std::string_view data) {
   Stream& stream = *pipe.records;
   stream.now = since_start();
   stream.last_read = stream.now;
   stream.flushed = false;
   stream.reading = data;
-  stream.assembler.feed(data);
+  assembler.feed(data);
   show(pipe);
   stream.reading = {};
 }
@@ -232,6 +317,7 @@ void OutputPump::take_records(Pipe& pipe, std::string_view data) {
 // The stream's end: partial lines and waiting ones are shown.
 void OutputPump::end_records(Pipe& pipe) {
   pipe.records->assembler.finish();
+  for (Sender& sender : pipe.senders) sender.assembler.finish();
   pipe.records->console.finish(pipe.records->shown);
   show(pipe);
 }
@@ -311,6 +397,7 @@ void OutputPump::tick() {
     stream.now = now;
     if (!stream.flushed && now - stream.last_read >= output::Millis(output::k_quiet_ms)) {
       stream.assembler.flush();
+      for (Sender& sender : pipe.senders) sender.assembler.flush();
       stream.flushed = true;
     }
     stream.console.tick(now, stream.shown);
@@ -344,22 +431,33 @@ void OutputPump::close_child_ends() {
 }
 
 bool OutputPump::open() const {
-  return std::any_of(pipes_.begin(), pipes_.end(), [](const Pipe& p) { return p.read_end >= 0; });
+  return std::any_of(pipes_.begin(), pipes_.end(),
+                     [](const Pipe& p) { return p.read_end >= 0 || !p.senders.empty(); });
 }
 
 void OutputPump::watch(std::vector<pollfd>& fds) const {
   for (const Pipe& pipe : pipes_) {
     if (pipe.read_end >= 0) fds.push_back({pipe.read_end, POLLIN, 0});
+    if (pipe.listener >= 0) fds.push_back({pipe.listener, POLLIN, 0});
+    for (const Sender& sender : pipe.senders) fds.push_back({sender.fd, POLLIN, 0});
   }
 }
 
 std::size_t OutputPump::transfer(const std::vector<pollfd>& fds) {
   std::size_t moved = 0;
   for (const pollfd& entry : fds) {
-    if (entry.revents == 0) continue;
+    if (entry.revents == 0 || entry.fd < 0) continue;
     for (Pipe& pipe : pipes_) {
-      if (pipe.read_end != entry.fd || pipe.read_end < 0) continue;
-      moved += &pipe == &pipes_[0] && spliceable_ ? splice_once(pipe) : read_once(pipe);
+      if (pipe.read_end == entry.fd) {
+        moved += &pipe == &pipes_[0] && spliceable_ ? splice_once(pipe) : read_once(pipe);
+      } else if (pipe.listener == entry.fd) {
+        accept_senders(pipe);
+      }
+      for (std::size_t i = 0; i < pipe.senders.size(); ++i) {
+        if (pipe.senders[i].fd != entry.fd) continue;
+        moved += read_sender(pipe, i);
+        break;
+      }
     }
   }
   return moved;
@@ -371,7 +469,7 @@ std::size_t OutputPump::transfer(const std::vector<pollfd>& fds) {
 std::size_t OutputPump::splice_once(Pipe& pipe) {
   const ssize_t teed = ::tee(pipe.read_end, copy_[1], k_chunk, SPLICE_F_NONBLOCK);
   if (teed == 0) {  // end of file: every writer has gone
-    close_fd(pipe.read_end);
+    pipe_ended(pipe);
     return 0;
   }
   if (teed < 0) {
@@ -499,6 +597,7 @@ std::string OutputPump::tail() const {
 
 void OutputPump::drain(std::chrono::steady_clock::time_point deadline) {
   using namespace std::chrono;
+  stop_listening();
   while (open()) {
     auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
     if (left <= 0) break;
@@ -508,9 +607,10 @@ void OutputPump::drain(std::chrono::steady_clock::time_point deadline) {
     if (::poll(fds.data(), fds.size(), static_cast<int>(left)) > 0) transfer(fds);
     tick();
   }
-  // A pipe still held open by a stray process: what its stream has so far is shown.
+  // A pipe or a connection still held open by a stray process: what its stream has so far is
+  // shown.
   for (Pipe& pipe : pipes_) {
-    if (pipe.records && pipe.read_end >= 0) end_records(pipe);
+    if (pipe.records && (pipe.read_end >= 0 || !pipe.senders.empty())) end_records(pipe);
   }
 }
 
@@ -518,13 +618,12 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
   const ssize_t got = ::read(pipe.read_end, buffer_.get(), k_chunk);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
   if (got <= 0) {  // end of file: every writer has gone
-    close_fd(pipe.read_end);
-    if (pipe.records) end_records(pipe);
+    pipe_ended(pipe);
     return 0;
   }
   const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
   if (pipe.records) {
-    take_records(pipe, data);
+    take_records(pipe, pipe.records->assembler, data);
     return data.size();
   }
   if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);

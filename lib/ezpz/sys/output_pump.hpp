@@ -2,6 +2,8 @@
 // Carries a launcher's stdout and stderr through pipes to ezpz's own, live,
 // while copying both, in the order they arrive, into an optional record file
 // and a bounded in-memory tail (what the attempt's classification reads).
+// With rank records, the ranks on ezpz's host send theirs over sockets instead
+// (listen_for_ranks), past the launcher's copies.
 // Knowing when output last arrived is what makes --idle-timeout possible.
 #include <poll.h>
 
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "ezpz/output/console.hpp"
+#include "ezpz/output/rank_records.hpp"
 #include "ezpz/output/startup.hpp"
 
 namespace ezpz::sys {
@@ -40,6 +43,13 @@ class OutputPump {
   // first transfer: the output waits in the pipes meanwhile, so the launcher may start first.
   void record_to(const std::string& record_path);
 
+  // With records: listens for the ranks on this host, whose ezpz-rankenv then sends their records
+  // straight here rather than through the launcher (rank_records.hpp's
+  // k_output_socket_variable); returns the name for that variable. nullopt without records, or
+  // when no socket can be made: every rank's records then come through the launcher, as they
+  // do from other hosts.
+  std::optional<std::string> listen_for_ranks();
+
   // The pipes' write ends, for the child's stdout and stderr.
   int child_stdout() const { return pipes_[0].write_end; }
   int child_stderr() const { return pipes_[1].write_end; }
@@ -50,8 +60,9 @@ class OutputPump {
   void watch(std::vector<pollfd>& fds) const;
   // Moves what poll found ready on the watched pipes; returns the bytes moved.
   std::size_t transfer(const std::vector<pollfd>& fds);
-  // Moves everything left until both pipes reach end of file or `deadline`
-  // passes (a process that left the launcher's group may hold a pipe open).
+  // Once the launcher has exited: moves everything left until both pipes, and the ranks'
+  // connections, reach end of file or `deadline` passes (a process that left the launcher's
+  // group may hold a pipe open).
   void drain(std::chrono::steady_clock::time_point deadline);
 
   bool open() const;
@@ -95,14 +106,28 @@ class OutputPump {
 
  private:
   struct Stream;  // with records: one stream's assembler and console
+  // One rank's connection for one stream: its records, straight from its ezpz-rankenv, through
+  // an assembler of its own (a read cuts records anywhere; the launcher's pipe, and every other
+  // connection, must not see the piece).
+  struct Sender {
+    int fd = -1;
+    output::RecordAssembler assembler;
+  };
   struct Pipe {
     int read_end = -1;
     int write_end = -1;
     int passed_to = -1;  // ezpz's own stdout or stderr; -1 once it has gone (EPIPE)
     std::unique_ptr<Stream> records;
+    int listener = -1;            // listen_for_ranks()'s socket for this stream
+    std::vector<Sender> senders;  // the ranks connected to it
   };
   void open_ranks_record(const std::string& record_path, output::ConsoleMode mode);
-  void take_records(Pipe& pipe, std::string_view data);
+  void take_records(Pipe& pipe, output::RecordAssembler& assembler, std::string_view data);
+  void accept_senders(Pipe& pipe);
+  std::size_t read_sender(Pipe& pipe, std::size_t index);
+  void pipe_ended(Pipe& pipe);
+  void stop_listening();
+  void end_if_done(Pipe& pipe);
   void end_records(Pipe& pipe);
   void show(Pipe& pipe);
   std::size_t show_console(Pipe& pipe);

@@ -1,17 +1,11 @@
 #include "ezpz/sys/stdin_relay.hpp"
 
 #include <fcntl.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstddef>
-#include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -38,33 +32,16 @@ bool is_dev_null(int fd) {
   return ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
 }
 
-// "@ezpz-stdin-<pid>-<64 random bits>": nobody can guess it to connect first, and the peer's
-// user is checked all the same.
 std::string random_name() {
-  std::uint64_t bits = 0;
-  if (::getrandom(&bits, sizeof bits, 0) != sizeof bits) throw relay_error("getrandom");
-  return fmt::format("@ezpz-stdin-{}-{:016x}", ::getpid(), bits);
+  auto name = random_socket_name("stdin");
+  if (!name) throw relay_error("getrandom");
+  return *name;
 }
 
 int listen_at(const std::string& name) {
-  auto address = abstract_address(name);
-  if (!address) throw Error(fmt::format("stdin relay: {:?} is not an abstract socket name", name));
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) throw relay_error("socket");
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address->first), address->second) != 0 ||
-      ::listen(fd, 4) != 0) {
-    const int error = errno;
-    ::close(fd);
-    errno = error;
-    throw relay_error(name);
-  }
+  const int fd = listen_abstract(name, 4);
+  if (fd < 0) throw relay_error(name);
   return fd;
-}
-
-bool same_user(int fd) {
-  ucred peer{};
-  socklen_t size = sizeof peer;
-  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && peer.uid == ::geteuid();
 }
 
 }  // namespace
@@ -119,7 +96,7 @@ void StdinRelay::transfer(const std::vector<pollfd>& fds) {
 void StdinRelay::accept_rank() {
   rank_ = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (rank_ < 0) return;  // EAGAIN: a connection that went away
-  if (!same_user(rank_)) {
+  if (!peer_is_same_user(rank_)) {
     close_fd(rank_);
     return;
   }

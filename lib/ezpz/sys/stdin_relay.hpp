@@ -17,18 +17,14 @@
 // nothing to give (/dev/null, a terminal, none) needs no socket:
 // EZPZ_STDIN=/dev/null gives rank 0 that.
 #include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <array>
 #include <cstddef>
-#include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
+
+#include "ezpz/sys/local_socket.hpp"
 
 namespace ezpz::sys {
 
@@ -37,19 +33,6 @@ namespace ezpz::sys {
 inline constexpr const char* k_stdin_socket_variable = "EZPZ_STDIN";
 // Its value when ezpz's stdin has nothing for rank 0: every rank reads /dev/null.
 inline constexpr const char* k_no_stdin = "/dev/null";
-
-// The address of the abstract socket "@NAME" (the @ is sun_path's leading NUL), and its length
-// for bind/connect; nullopt when `name` is not of that form or too long. Inline: ezpz-rankenv
-// links nothing but the rank-variable table.
-inline std::optional<std::pair<sockaddr_un, socklen_t>> abstract_address(std::string_view name) {
-  sockaddr_un address{};
-  if (name.size() < 2 || name.front() != '@' || name.size() > sizeof(address.sun_path)) {
-    return std::nullopt;
-  }
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path + 1, name.data() + 1, name.size() - 1);  // sun_path[0] stays NUL
-  return std::pair{address, static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size())};
-}
 
 // Whether ezpz's stdin can give rank 0 anything: not when it is closed, a terminal (a job
 // never reads the terminal: a background launcher that did would be stopped) or /dev/null,

@@ -8,6 +8,7 @@
 #include "ezpz/output/rank_records.hpp"
 
 using ezpz::output::encode_records;
+using ezpz::output::k_direct_write_max;
 using ezpz::output::k_pending_max;
 using ezpz::output::k_record_max;
 using ezpz::output::RankLine;
@@ -124,6 +125,22 @@ TEST_CASE("the encoder gathers whole records into writes of at most k_write_max"
   std::string all;
   for (const auto& w : writes) all += w;
   CHECK(all == expected + "3! exec 1\n3: last\n");
+}
+
+// Straight to ezpz (a connection of the rank's own), writes need not be atomic: up to
+// k_direct_write_max each, whole records all the same.
+TEST_CASE("straight to ezpz, the encoder gathers writes of up to k_direct_write_max",
+          "[rank_records]") {
+  std::vector<std::string> writes;
+  RecordEncoder encoder(
+      3, [&](std::string_view w) { writes.emplace_back(w); }, k_direct_write_max);
+  const std::string line(99, 'l');  // 103 bytes a record: 636 to a write of 64 KiB
+  for (int i = 0; i < 1000; ++i) encoder.feed(line + "\n");
+  encoder.send();
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0].size() == 636 * 103);
+  CHECK(writes[1].size() == 364 * 103);
+  CHECK(writes[1].ends_with("3: " + line + "\n"));
 }
 
 TEST_CASE("the assembler joins each rank's pieces, whatever the chunks", "[rank_records]") {
