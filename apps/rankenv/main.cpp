@@ -29,13 +29,16 @@
 // two pipes and a signalfd. A partial line goes out after k_quiet_ms of quiet.
 // Its own failure lines stay plain lines on stderr (not records), after the
 // rank's output: ezpz reads them back as the launcher's (rank -1).
-// With EZPZ_OUTPUT_SOCKET too (ezpz's executor sets it), the records, and its
-// own lines after them, go straight to ezpz over two Unix socket connections,
-// one per stream, past the launcher's copies of every byte; where it cannot
+// With EZPZ_OUTPUT_SOCKET too (ezpz's executor sets it), it connects to ezpz
+// over two Unix socket connections, one per stream, and passes ezpz the read
+// end of each of COMMAND's pipes: ezpz reads what COMMAND wrote, and nothing
+// here copies it. Its own lines follow on the connections. A pipe that cannot
+// be passed is relayed over its connection as records; where it cannot
 // connect (another host), through the launcher as above.
 // In that mode it also sends start-up stamps (lib/ezpz/output/stamp_line.hpp) as
 // control records: `exec` (its own start), `first_output`, and the program's
-// "EZPZ_STAMP phase" lines, which it takes out of the output.
+// "EZPZ_STAMP phase" lines, which it takes out of the output (of a pipe it
+// passed, ezpz stamps the last two itself).
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -275,6 +278,28 @@ std::array<int, 2> connect_to_ezpz(const std::string& name) {
   return fds;
 }
 
+// Hands the read end of one of the rank's pipes to ezpz over its connection: ezpz reads the
+// rank's bytes itself, and none passes through here. Returns what is left to relay: -1 once
+// ezpz has taken it; the pipe itself where there is no connection, or the message could not
+// go, or ezpz refused it (or the kernel dropped it: no descriptor left in ezpz). Until ezpz
+// answers, the rank's output waits in the pipe, which both still hold.
+int pass_pipe(int connection, int read_end, long rank) {
+  if (connection < 0) return read_end;
+  // A read of ezpz's takes all the pipe holds (lib/ezpz/sys/output_pump.cpp's k_chunk): fewer
+  // wake-ups. A user over the kernel's limit on pipe memory keeps the default.
+  ::fcntl(read_end, F_SETPIPE_SZ, 1024 * 1024);
+  if (!ezpz::sys::send_with_fd(connection, ezpz::output::pipe_record(rank), read_end)) {
+    return read_end;
+  }
+  char answer = 0;
+  ssize_t got = -1;
+  do got = ::read(connection, &answer, 1);
+  while (got < 0 && errno == EINTR);
+  if (got != 1 || answer != ezpz::output::k_pipe_taken) return read_end;
+  ::close(read_end);
+  return -1;
+}
+
 // One of the rank's two streams: its pipe, where its records go, and the records on their way.
 struct Relay {
   Relay(int from_fd, int to_fd, long rank, std::size_t write_max)
@@ -462,8 +487,10 @@ std::string host_name() {
     const std::size_t write_max =
         straight ? ezpz::output::k_direct_write_max : ezpz::output::k_write_max;
     if (straight) report_to = direct[1];
-    Relay out(out_pipe[0], straight ? direct[0] : STDOUT_FILENO, rank_number, write_max);
-    Relay err(err_pipe[0], report_to, rank_number, write_max);
+    const int reads[2] = {pass_pipe(direct[0], out_pipe[0], rank_number),
+                          pass_pipe(direct[1], err_pipe[0], rank_number)};
+    Relay out(reads[0], straight ? direct[0] : STDOUT_FILENO, rank_number, write_max);
+    Relay err(reads[1], report_to, rank_number, write_max);
     Relay* const relays[2] = {&out, &err};
     out.stamp_now(ezpz::output::k_exec_phase, exec_ns, host_name());
     out.send();

@@ -44,14 +44,26 @@ launcher_script() {  # launcher_script NAME COMMAND...: a launcher program that 
     >"$scratch/$1/mpiexec"
   chmod +x "$scratch/$1/mpiexec"
 }
+# Straight to ezpz, ezpz-rankenv passes the rank's own pipes over and holds no end of them: ezpz
+# reads what the rank wrote. Each rank says whether its parent (ezpz-rankenv) still holds its
+# stdout's pipe, once it has had a second to pass it.
+relay_check='me=$(readlink "/proc/$$/fd/1"); how=relayed
+for i in $(seq 50); do
+  if ! ls -l "/proc/$PPID/fd" | grep -qF "$me"; then how=passed; break; fi; sleep 0.02
+done
+echo "out $RANK $how"; echo "err $RANK" >&2'
 launcher_script blind "$hydra \"\$@\" >/dev/null 2>&1"
 run_ezpz blind launch --output label --launcher-program "$scratch/blind/mpiexec" -n 2 -- \
-  sh -c 'echo "out $RANK"; echo "err $RANK" >&2'
-expect_eq "straight: the ranks' lines past a launcher whose stdout goes nowhere" "[0] out 0
-[1] out 1" "$(LC_ALL=C sort "$scratch/blind.out")"
+  sh -c "$relay_check"
+expect_eq "straight: the ranks' lines past a launcher whose stdout goes nowhere" "[0] out 0 passed
+[1] out 1 passed" "$(LC_ALL=C sort "$scratch/blind.out")"
 expect_eq "straight: their stderr lines" "[0] err 0
 [1] err 1" "$(LC_ALL=C sort "$scratch/blind.err")"
 launcher_script elsewhere "env EZPZ_OUTPUT_SOCKET=@ezpz-output-elsewhere $hydra \"\$@\""
+run_ezpz elsewhere launch --output label --launcher-program "$scratch/elsewhere/mpiexec" -n 2 -- \
+  sh -c "$relay_check"
+expect_eq "through the launcher: ezpz-rankenv relays the ranks' lines" "[0] out 0 relayed
+[1] out 1 relayed" "$(LC_ALL=C sort "$scratch/elsewhere.out")"
 check_labelled 500 --launcher-program "$scratch/elsewhere/mpiexec" -n 4
 
 # --- dedup: identical lines once, with their ranks ---------------------------------------

@@ -605,16 +605,12 @@ TEST_CASE("with a console mode, rank records are re-assembled, labelled and reco
 // another host: each source is re-assembled apart, so no piece runs into another's. The
 // report a rank's ezpz-rankenv sends after its lines is the launcher's (rank -1) as before.
 // As root, a connection of another user is refused: its line is nowhere.
-constexpr const char* k_direct_ranks = R"(import os, socket, sys, time
-name = os.environ["EZPZ_OUTPUT_SOCKET"]
-def connect(suffix):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect("\0" + name[1:] + suffix)
-    return s
-if os.geteuid() == 0 and os.fork() == 0:
+constexpr const char* k_direct_ranks = R"(if os.geteuid() == 0 and os.fork() == 0:
     os.setuid(65534)
-    connect("-out").sendall(b"0: intruder\n")
-    os._exit(0)
+    try:  # refused: ezpz may close the connection first
+        connect("-out").sendall(b"0: intruder\n")
+    finally:
+        os._exit(0)
 a, b, e = connect("-out"), connect("-out"), connect("-err")
 def pipe(text):
     sys.stdout.write(text)
@@ -636,14 +632,26 @@ for s in (a, b, e):
     s.close()
 )";
 
+// A "launcher" that is the Python `script`, given `argument`, labelled and recorded; it can
+// connect() to ezpz's socket for a stream ("-out", "-err").
+CapturedRun run_python_launcher(const TempDir& dir, const char* script,
+                                const std::string& argument = "") {
+  const std::string path = dir.file("ranks.py");
+  std::ofstream(path) << R"(import os, socket, sys, time
+name = os.environ["EZPZ_OUTPUT_SOCKET"]
+def connect(suffix):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0" + name[1:] + suffix)
+    return s
+)" << script;
+  return run_captured(dir, capturing_records(dir, ezpz::output::ConsoleMode::label),
+                      fmt::format("exec python3 {} {}", path, argument));
+}
+
 TEST_CASE("ranks on ezpz's host send their records straight to it, each connection apart",
           "[executor][capture]") {
   TempDir dir;
-  const std::string script = dir.file("ranks.py");
-  std::ofstream(script) << k_direct_ranks;
-  const CapturedRun run =
-      run_captured(dir, capturing_records(dir, ezpz::output::ConsoleMode::label),
-                   fmt::format("exec python3 {}", script));
+  const CapturedRun run = run_python_launcher(dir, k_direct_ranks);
   CHECK(run.outcome.exit_code == 0);
   std::vector<std::string> shown;
   std::istringstream lines(run.out);
@@ -657,6 +665,64 @@ TEST_CASE("ranks on ezpz's host send their records straight to it, each connecti
   CHECK(ezpz::output::indexed_rank_output(log, index, 0) == "one\nthree\n");
   CHECK(ezpz::output::indexed_rank_output(log, index, 1) == "two\nxy\nerr\n");
   CHECK(ezpz::output::indexed_rank_output(log, index, 2) == "remote\n");
+  REQUIRE(run.outcome.failed_rank_status.has_value());
+  CHECK(*run.outcome.failed_rank_status == 3);
+}
+
+// Faster still: ezpz-rankenv passes the rank's own pipes over (SCM_RIGHTS, after pipe_record())
+// and ezpz reads the rank's bytes itself, cutting them into lines (pieces anywhere, a '\r'
+// redraw, "\r\n" cut between writes, a stamp line). What the rank wrote comes before what its
+// ezpz-rankenv says after it, here in the same instant. Refused, and answered so: a file passed
+// as a pipe, a pipe passed without the record; neither's text shows.
+constexpr const char* k_passed_pipes = R"(answers = []
+def passed(suffix, record, fd):  # as ezpz-rankenv: lets go of the pipe once ezpz has it
+    s = connect(suffix)
+    socket.send_fds(s, [record], [fd])
+    answers.append(s.recv(1).decode())
+    if answers[-1] == "y":
+        os.close(fd)
+    return s
+r, w = os.pipe()
+out = passed("-out", b"4! pipe\n", r)
+r, e = os.pipe()
+err = passed("-err", b"4! pipe\n", r)
+file = os.open(sys.argv[1], os.O_RDONLY)
+not_a_pipe = passed("-out", b"5! pipe\n", file)
+r, unsaid = os.pipe()
+no_record = passed("-out", b"6! exec 1 n01\n", r)
+os.write(unsaid, b"never shown\n")
+print("answers", *answers, flush=True)
+time.sleep(0.05)
+for chunk in (b"one\ntw", b"o\nEZPZ_STAMP ready\n", b"bar 50%\r", b"bar 100%\r", b"\nthree\n"):
+    os.write(w, chunk)
+    time.sleep(0.05)
+os.write(e, b"err line\n")
+os.close(w)
+os.close(e)
+err.sendall(b"ezpz-rankenv: rank 4 (pid 7) on n01: exited with code 3\n")
+for s in (out, err, not_a_pipe, no_record):
+    s.close()
+)";
+
+TEST_CASE("ranks on ezpz's host pass it their own pipes, whose lines it cuts itself",
+          "[executor][capture]") {
+  TempDir dir;
+  const std::string secret = dir.file("secret");
+  std::ofstream(secret) << "5: not a pipe\n";
+  const CapturedRun run = run_python_launcher(dir, k_passed_pipes, secret);
+  CHECK(run.outcome.exit_code == 0);
+  CHECK(run.out == "answers y y n n\n[4] one\n[4] two\n[4] bar 50%\n[4] bar 100%\n[4] three\n");
+  CHECK(run.err == "[4] err line\nezpz-rankenv: rank 4 (pid 7) on n01: exited with code 3\n");
+  const std::string log = read_text_file(dir.file("output.log"));
+  CHECK(ezpz::output::indexed_rank_output(log, read_text_file(dir.file("ranks.idx")), 4) ==
+        "one\ntwo\nbar 50%\rbar 100%\r\nthree\nerr line\n");
+  std::vector<std::string> phases;
+  for (const ezpz::output::Stamp& stamp : run.outcome.startup) {
+    phases.push_back(fmt::format("{} {}", stamp.rank, stamp.phase));
+  }
+  std::sort(phases.begin(), phases.end());  // the connections' order is the kernel's
+  // Refused with its pipe, the record without a pipe's is taken as any other.
+  CHECK(phases == std::vector<std::string>{"4 first_output", "4 ready", "6 exec"});
   REQUIRE(run.outcome.failed_rank_status.has_value());
   CHECK(*run.outcome.failed_rank_status == 3);
 }

@@ -62,6 +62,18 @@ void encode(std::size_t room, std::string_view text, bool complete, Put&& put) {
 
 }  // namespace
 
+std::string pipe_record(long rank) {
+  return control_record(rank, "pipe");
+}
+
+std::optional<long> pipe_record_rank(std::string_view bytes) {
+  const std::size_t end = bytes.find('\n');
+  if (end == std::string_view::npos) return std::nullopt;
+  const Parsed parsed = parse_record(bytes.substr(0, end));
+  if (!parsed.control || parsed.text != "pipe") return std::nullopt;
+  return parsed.rank;
+}
+
 std::string control_record(long rank, std::string_view text) {
   std::string record = std::to_string(rank);
   record.append("! ").append(text).push_back('\n');
@@ -82,8 +94,8 @@ RecordEncoder::RecordEncoder(long rank, Write write, std::size_t write_max)
     : prefix_(std::to_string(rank)),
       room_(room_after(prefix_)),
       write_max_(write_max),
-      write_(std::move(write)) {
-  partial_.reserve(k_record_max);
+      write_(std::move(write)),
+      cutter_(room_) {
   batch_.reserve(write_max_);
 }
 
@@ -117,54 +129,21 @@ void RecordEncoder::control(std::string_view text) {
   put('!', text);
 }
 
-// A line (or a '\r' redraw) of the rank's: one record when it fits and nothing waits before it
-// (almost every line), else through encode().
+// A line (or a '\r' redraw, or a piece) of the rank's: one record when it fits (almost every
+// line), else through encode().
 void RecordEncoder::emit(std::string_view text, bool complete) {
-  if (partial_.empty()) {
-    if (complete && stamped(text)) return;
-    if (complete && text.size() <= room_) return put(':', text);
-    return put_records(text, complete);
-  }
-  partial_.append(text);
-  if (!complete || !stamped(partial_)) put_records(partial_, complete);
-  partial_.clear();
+  if (complete && stamped(text)) return;
+  if (complete && text.size() <= room_) return put(':', text);
+  put_records(text, complete);
 }
 
-// Whole lines and '\r' redraws go out at once; the rest waits in partial_, less than a record.
+// Whole lines and '\r' redraws go out at once; the rest waits in the cutter, less than a record.
 void RecordEncoder::feed(std::string_view bytes) {
-  // A '\r' last in the previous chunk: a redraw unless this chunk's '\n' makes it "\r\n".
-  if (!bytes.empty() && !partial_.empty() && partial_.back() == '\r' && bytes[0] != '\n') flush();
-  // Most output has no '\r' at all: one look at the chunk spares a search per line.
-  const bool redraws = std::memchr(bytes.data(), '\r', bytes.size()) != nullptr;
-  while (!bytes.empty()) {
-    const void* found = std::memchr(bytes.data(), '\n', bytes.size());
-    std::size_t end = found ? static_cast<const char*>(found) - bytes.data() : bytes.size();
-    const void* cr = redraws ? std::memchr(bytes.data(), '\r', end) : nullptr;
-    if (cr != nullptr) {
-      const std::size_t at = static_cast<const char*>(cr) - bytes.data();
-      if (at + 1 == bytes.size()) break;  // the next chunk says whether "\r\n" follows
-      if (bytes[at + 1] != '\n') {
-        emit(bytes.substr(0, at + 1), false);
-        bytes.remove_prefix(at + 1);
-        continue;
-      }
-    }
-    if (!found) break;
-    emit(bytes.substr(0, end), true);
-    bytes.remove_prefix(end + 1);
-  }
-  partial_.append(bytes);
-  const std::size_t whole = partial_.size() / room_ * room_;
-  if (whole == 0) return;
-  put_records(std::string_view(partial_).substr(0, whole), false);
-  partial_.erase(0, whole);
+  cutter_.feed(bytes, [this](std::string_view text, bool complete) { emit(text, complete); });
 }
 
 void RecordEncoder::flush() {
-  if (!partial_.empty()) {
-    put_records(partial_, false);
-    partial_.clear();
-  }
+  cutter_.flush([this](std::string_view text, bool complete) { emit(text, complete); });
   send();
 }
 

@@ -22,8 +22,10 @@
 // (k_quiet_ms), and ezpz's flush() hands such pieces on when its own stream goes quiet. In
 // every case a rank's bytes are its RankLines' texts, each followed by '\n' when complete.
 #include <cstddef>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,13 +52,16 @@ inline constexpr int k_quiet_ms = 200;
 // records. Without it ezpz-rankenv leaves the rank's stdout and stderr alone.
 inline constexpr const char* k_records_variable = "EZPZ_OUTPUT_RECORDS";
 
-// Ranks on ezpz's own host send their records straight to ezpz (issue 18's throughput): set by
-// ezpz's executor, not the plan, to "@NAME", an abstract Unix socket pair: ezpz listens on NAME
-// followed by each suffix (stdout's records, stderr's). ezpz-rankenv connects to both; a rank
-// on another host, or in another network namespace, cannot, and its records go through the
-// launcher as before. Past the launcher's forwarding (Hydra's proxy and mpiexec each read and
-// write every byte) the records need not be atomic: one connection is one rank's stream, and
-// ezpz hands on only whole records from each. So they go in writes of up to k_direct_write_max.
+// Ranks on ezpz's own host reach ezpz straight (issue 18's throughput): set by ezpz's executor,
+// not the plan, to "@NAME", an abstract Unix socket pair: ezpz listens on NAME followed by each
+// suffix (stdout's, stderr's). ezpz-rankenv connects to both; a rank on another host, or in
+// another network namespace, cannot, and its records go through the launcher as before. Over
+// each connection ezpz-rankenv passes the rank's own pipe for that stream (pipe_record()), and
+// ezpz reads the rank's bytes from it and cuts their lines itself (LineCutter): nothing copies
+// them on the way. Where a pipe cannot be passed, the records go over the connection; past the
+// launcher's forwarding (Hydra's proxy and mpiexec each read and write every byte) they need
+// not be atomic: one connection is one rank's stream, and ezpz reassembles each connection
+// apart. So they go in writes of up to k_direct_write_max.
 inline constexpr const char* k_output_socket_variable = "EZPZ_OUTPUT_SOCKET";
 inline constexpr const char* k_output_socket_suffixes[2] = {"-out", "-err"};
 inline constexpr std::size_t k_direct_write_max = 64 * 1024;
@@ -80,6 +85,43 @@ std::string control_record(long rank, std::string_view text);
 void encode_records(long rank, std::string_view text, bool complete,
                     const std::function<void(std::string_view record)>& write);
 
+// Ranks on ezpz's host whose ezpz-rankenv passes ezpz their own pipes (k_output_socket_variable):
+// the first message on each connection, with the read end of that stream's pipe attached
+// (SCM_RIGHTS). A control record, so an ezpz that reads it as one drops it. ezpz answers with
+// one byte: taken (it reads the pipe from now on; ezpz-rankenv lets go of it) or refused
+// (ezpz-rankenv relays the pipe itself, as records over the connection).
+std::string pipe_record(long rank);
+inline constexpr char k_pipe_taken = 'y';
+inline constexpr char k_pipe_refused = 'n';
+// The rank of pipe_record()'s text at the start of `bytes`; nullopt when they do not start so.
+std::optional<long> pipe_record_rank(std::string_view bytes);
+
+// Cuts one stream of a rank's bytes, read in chunks of any size, into lines (their text without
+// the '\n'; complete), '\r' redraws (their text ends in the '\r'; not complete) and pieces of
+// lines of `hold_max` bytes or more (not complete), each handed to `put(text, complete)` in
+// order. What follows the last of them waits, less than `hold_max` bytes (a '\r' last in a chunk
+// too: "\r\n" may follow), for more or for flush(). ezpz-rankenv's encoder makes records of
+// them; ezpz cuts the lines of the ranks whose pipes it reads itself. Pure: no I/O.
+class LineCutter {
+ public:
+  explicit LineCutter(std::size_t hold_max) : hold_max_(hold_max) {}
+  template <typename Put>
+  void feed(std::string_view bytes, Put&& put);
+  // What waits, as a piece.
+  template <typename Put>
+  void flush(Put&& put) {
+    if (!partial_.empty()) put(std::string_view(partial_), false);
+    partial_.clear();
+  }
+  bool holding() const { return !partial_.empty(); }
+
+ private:
+  template <typename Put>
+  void give(std::string_view text, bool complete, Put& put);
+  std::size_t hold_max_;
+  std::string partial_;  // the bytes of the line so far
+};
+
 // ezpz-rankenv's side: cuts one stream of a rank's output, read in chunks of any size, into
 // records (whole lines, '\r' redraws, and pieces of lines longer than a record), gathered into
 // writes of whole records of at most `write_max` bytes: `write` is called with each (the relay
@@ -98,7 +140,7 @@ class RecordEncoder {
   void flush();
   // A control record (control_record()), after the records before it.
   void control(std::string_view text);
-  bool holding() const { return !partial_.empty(); }
+  bool holding() const { return cutter_.holding(); }
   // Whole lines that start with "EZPZ_STAMP " (startup.hpp) go to `stamp` first; it returns
   // false to leave one in the output (a malformed stamp).
   void take_stamps(std::function<bool(std::string_view line)> stamp) { stamp_ = std::move(stamp); }
@@ -113,8 +155,8 @@ class RecordEncoder {
   std::size_t write_max_;
   Write write_;
   std::function<bool(std::string_view line)> stamp_;
-  std::string partial_;  // the bytes of the line so far, less than a record's text
-  std::string batch_;    // whole records, less than write_max_ bytes
+  LineCutter cutter_;  // holds less than a record's text of a line
+  std::string batch_;  // whole records, less than write_max_ bytes
 };
 
 // Reads one stream of records (stdout or stderr of the launcher) in chunks of any size and hands
@@ -159,5 +201,44 @@ class OpenMpiTagSplitter {
   long rank_ = -1;
   std::string held_;  // the start of what may be a tag, cut at the end of the last chunk
 };
+
+template <typename Put>
+void LineCutter::give(std::string_view text, bool complete, Put& put) {
+  if (partial_.empty()) return put(text, complete);
+  partial_.append(text);
+  put(std::string_view(partial_), complete);
+  partial_.clear();
+}
+
+template <typename Put>
+void LineCutter::feed(std::string_view bytes, Put&& put) {
+  // A '\r' last in the previous chunk: a redraw unless this chunk's '\n' makes it "\r\n".
+  if (!bytes.empty() && !partial_.empty() && partial_.back() == '\r' && bytes[0] != '\n')
+    flush(put);
+  // Most output has no '\r' at all: one look at the chunk spares a search per line.
+  const bool redraws = std::memchr(bytes.data(), '\r', bytes.size()) != nullptr;
+  while (!bytes.empty()) {
+    const void* found = std::memchr(bytes.data(), '\n', bytes.size());
+    const std::size_t end = found ? static_cast<const char*>(found) - bytes.data() : bytes.size();
+    const void* cr = redraws ? std::memchr(bytes.data(), '\r', end) : nullptr;
+    if (cr != nullptr) {
+      const std::size_t at = static_cast<const char*>(cr) - bytes.data();
+      if (at + 1 == bytes.size()) break;  // the next chunk says whether "\r\n" follows
+      if (bytes[at + 1] != '\n') {
+        give(bytes.substr(0, at + 1), false, put);
+        bytes.remove_prefix(at + 1);
+        continue;
+      }
+    }
+    if (!found) break;
+    give(bytes.substr(0, end), true, put);
+    bytes.remove_prefix(end + 1);
+  }
+  partial_.append(bytes);
+  const std::size_t whole = partial_.size() / hold_max_ * hold_max_;
+  if (whole == 0) return;
+  put(std::string_view(partial_).substr(0, whole), false);
+  partial_.erase(0, whole);
+}
 
 }  // namespace ezpz::output

@@ -9,8 +9,10 @@
 //
 // <phase>: 1 to 32 of [a-z0-9_]. ezpz-rankenv takes such lines out of the output and sends
 // them to ezpz as control records ("<rank>! <phase> <unix ns> [<host>]": rank_records.hpp),
-// which the console never shows. A line that starts with "EZPZ_STAMP " but is not one of the
-// two forms above is left in the output as it is: the user sees it, nothing is lost quietly.
+// which the console never shows (where ezpz reads the rank's pipe itself, it takes them out and
+// stamps `first_output` the same way: output_pump.cpp). A line that starts with "EZPZ_STAMP " but
+// is not one of the two forms above is left in the output as it is: the user sees it, nothing is
+// lost quietly.
 //
 // Clocks: a stamp carries the rank's own wall clock (CLOCK_REALTIME), ezpz subtracts its own
 // start (its wall clock). On another node the two clocks differ by the nodes' skew (NTP keeps

@@ -34,4 +34,32 @@ int listen_abstract(const std::string& name, int backlog) {
   return fd;
 }
 
+Received receive_with_fd(int socket, char* buffer, std::size_t size) {
+  iovec part{.iov_base = buffer, .iov_len = size};
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  Received received{.got = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC)};
+  if (received.got < 0) return received;
+  received.fd_lost = (message.msg_flags & MSG_CTRUNC) != 0;
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
+      if (received.fd < 0) {
+        received.fd = fd;
+      } else {
+        ::close(fd);
+      }
+    }
+  }
+  return received;
+}
+
 }  // namespace ezpz::sys

@@ -5,9 +5,11 @@
 // path's disk and nothing left behind. Named at random (nobody can guess a name to take it
 // first) and only a process of ezpz's own user is let in (abstract names have no permissions).
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -43,5 +45,46 @@ inline bool peer_is_same_user(int fd) {
   socklen_t size = sizeof peer;
   return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && peer.uid == ::geteuid();
 }
+
+// Sends `bytes` with `fd` attached (SCM_RIGHTS: the receiver gets a descriptor of the same open
+// file); false (errno set) when nothing was sent, so the descriptor did not go either. Inline, as
+// abstract_address.
+inline bool send_with_fd(int socket, std::string_view bytes, int fd) {
+  iovec part{.iov_base = const_cast<char*>(bytes.data()), .iov_len = bytes.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+  ssize_t sent = -1;
+  do sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  if (sent <= 0) return false;
+  // The descriptor went with the first byte: the rest (never, for a short message into an empty
+  // connection) follows without it.
+  for (bytes.remove_prefix(static_cast<std::size_t>(sent)); !bytes.empty();) {
+    const ssize_t more = ::send(socket, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (more < 0 && errno == EINTR) continue;
+    if (more < 0) break;
+    bytes.remove_prefix(static_cast<std::size_t>(more));
+  }
+  return true;
+}
+
+// One read of a connection, as read(2) (`got`), and the descriptor that came with it
+// (SCM_RIGHTS), close-on-exec; -1 when none did. Any more than one are closed. `fd_lost`: one
+// came but the kernel dropped it (no descriptor left here).
+struct Received {
+  ssize_t got = -1;
+  int fd = -1;
+  bool fd_lost = false;
+};
+Received receive_with_fd(int socket, char* buffer, std::size_t size);
 
 }  // namespace ezpz::sys

@@ -1,6 +1,7 @@
 #include "ezpz/sys/output_pump.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,12 +76,29 @@ struct OutputPump::Stream {
   }
 
   // A start-up stamp: kept for the verdict, never shown; a malformed one is dropped.
-  void take_stamp(const output::RankLine& line) {
-    const auto arrival = std::chrono::system_clock::now().time_since_epoch();
-    const std::int64_t arrival_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(arrival).count();
-    auto stamp = output::read_stamp(line.rank, line.text, start_ns, arrival_ns);
+  void take_stamp(const output::RankLine& line) { take_stamp(line.rank, line.text, wall_ns()); }
+  void take_stamp(long rank, std::string_view text, std::int64_t arrival_ns) {
+    auto stamp = output::read_stamp(rank, text, start_ns, arrival_ns);
     if (stamp) stamps.push_back(std::move(*stamp));
+  }
+
+  // A line of a rank whose pipe ezpz reads itself: its "EZPZ_STAMP" lines are stamps, as
+  // ezpz-rankenv makes them where it relays the rank's output.
+  void take_raw(long rank, std::string_view text, bool complete) {
+    if (complete && !text.empty() && text[0] == output::k_stamp_prefix[0] &&
+        text.starts_with(output::k_stamp_prefix)) {
+      if (const auto stamp = output::parse_stamp_line(text)) {
+        const std::int64_t now = wall_ns();
+        return take_stamp(rank, output::stamp_text(stamp->phase, stamp->unix_ns.value_or(now), {}),
+                          now);
+      }
+    }
+    take(output::RankLine{.rank = rank, .text = text, .complete = complete});
+  }
+
+  static std::int64_t wall_ns() {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
   }
 
   // The line for the tail: a view when its text lies in the read being taken (almost every line),
@@ -199,11 +217,15 @@ OutputPump::~OutputPump() {
     close_fd(pipe.read_end);
     close_fd(pipe.write_end);
     close_fd(pipe.listener);
-    for (Sender& sender : pipe.senders) close_fd(sender.fd);
+    for (Sender& sender : pipe.senders) {
+      close_fd(sender.fd);
+      close_fd(sender.pipe);
+    }
   }
   for (int& fd : copy_) close_fd(fd);
   close_fd(record_fd_);
   close_fd(ranks_fd_);
+  if (given_limit_) ::setrlimit(RLIMIT_NOFILE, &*given_limit_);
 }
 
 // Beside output.log, what `ezpz runs show --rank` reads: where the console labels every rank's
@@ -258,23 +280,82 @@ void OutputPump::accept_senders(Pipe& pipe) {
   }
 }
 
-// One read of a rank's connection; at its end, a line the rank left unfinished is handed on as
-// such, and once the launcher's pipe and every connection have ended, so has the stream.
-std::size_t OutputPump::read_sender(Pipe& pipe, std::size_t index) {
-  Sender& sender = pipe.senders[index];
-  const ssize_t got = ::read(sender.fd, buffer_.get(), k_chunk);
-  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
-  if (got > 0) {
-    take_records(pipe, sender.assembler,
-                 std::string_view(buffer_.get(), static_cast<std::size_t>(got)));
-    return static_cast<std::size_t>(got);
+// One read of a rank's connection. What came before ezpz-rankenv's own lines (its report, after
+// the rank has exited) is what the rank's pipe holds: taken first, one read being all a pipe
+// holds. At the connection's end, a line the rank left unfinished is handed on as such.
+std::size_t OutputPump::read_sender(Pipe& pipe, Sender& sender) {
+  std::size_t moved = sender.pipe >= 0 ? read_rank_pipe(pipe, sender) : 0;
+  const Received received = receive_with_fd(sender.fd, buffer_.get(), k_chunk);
+  if (received.got < 0 && (errno == EINTR || errno == EAGAIN)) return moved;
+  if (received.got > 0) {
+    const std::string_view data(buffer_.get(), static_cast<std::size_t>(received.got));
+    if (received.fd >= 0 || received.fd_lost) answer_pipe(sender, received.fd, data);
+    take_records(pipe, sender.assembler, data);
+    return moved + data.size();
   }
+  if (received.fd >= 0) ::close(received.fd);
   sender.assembler.finish();
   show(pipe);
   close_fd(sender.fd);
-  pipe.senders.erase(pipe.senders.begin() + static_cast<std::ptrdiff_t>(index));
-  end_if_done(pipe);
-  return 0;
+  return moved;
+}
+
+// A pipe passed over with pipe_record() is read here from now on, and ezpz-rankenv is told so
+// (output::k_pipe_taken), before which it holds the pipe too. Refused, and said so: one that is
+// not a pipe, or not passed so, or a second, or one the kernel dropped (no descriptor left
+// here); ezpz-rankenv then relays the rank's output itself, and nothing is lost.
+void OutputPump::answer_pipe(Sender& sender, int fd, std::string_view data) {
+  struct stat info {};
+  const std::optional<long> rank = output::pipe_record_rank(data);
+  const bool taken = fd >= 0 && sender.pipe < 0 && rank && ::fstat(fd, &info) == 0 &&
+                     S_ISFIFO(info.st_mode) && ::fcntl(fd, F_SETFL, O_NONBLOCK) == 0;
+  const char answer = taken ? output::k_pipe_taken : output::k_pipe_refused;
+  if (::send(sender.fd, &answer, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 || !taken) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  sender.pipe = fd;
+  sender.rank = *rank;
+}
+
+// One read of a rank's own pipe: its bytes as it wrote them, cut into its lines here. Its first
+// is stamped, as ezpz-rankenv stamps it where it relays. At its end, a line the rank left
+// unfinished is handed on as such.
+std::size_t OutputPump::read_rank_pipe(Pipe& pipe, Sender& sender) {
+  const ssize_t got = ::read(sender.pipe, buffer_.get(), k_chunk);
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+  if (got <= 0) {
+    flush_cutter(pipe, sender);
+    close_fd(sender.pipe);
+    return 0;
+  }
+  Stream& stream = *pipe.records;
+  if (first_output_.insert(sender.rank).second) {
+    const std::int64_t now = Stream::wall_ns();
+    stream.take_stamp(sender.rank, output::stamp_text("first_output", now, {}), now);
+  }
+  const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
+  take_read(pipe, data, [&] {
+    sender.cutter.feed(data, [&](std::string_view text, bool complete) {
+      stream.take_raw(sender.rank, text, complete);
+    });
+  });
+  return data.size();
+}
+
+// A quiet or ended pipe's unfinished line, handed on as such.
+void OutputPump::flush_cutter(Pipe& pipe, Sender& sender) {
+  Stream& stream = *pipe.records;
+  sender.cutter.flush(
+      [&](std::string_view text, bool complete) { stream.take_raw(sender.rank, text, complete); });
+  show(pipe);
+}
+
+// Connections and pipes that have both ended; once the launcher's pipe and every connection have
+// ended, so has the stream.
+void OutputPump::prune_senders(Pipe& pipe) {
+  const auto ended = [](const Sender& sender) { return sender.fd < 0 && sender.pipe < 0; };
+  if (std::erase_if(pipe.senders, ended) > 0) end_if_done(pipe);
 }
 
 // The launcher's pipe reached its end (every process that held it has gone); the ranks' own
@@ -304,12 +385,17 @@ void OutputPump::end_if_done(Pipe& pipe) {
 
 void OutputPump::take_records(Pipe& pipe, output::RecordAssembler& assembler,
                               std::string_view data) {
+  take_read(pipe, data, [&] { assembler.feed(data); });
+}
+
+// One read's lines, made by `cut`, shown.
+void OutputPump::take_read(Pipe& pipe, std::string_view data, const std::function<void()>& cut) {
   Stream& stream = *pipe.records;
   stream.now = since_start();
   stream.last_read = stream.now;
   stream.flushed = false;
   stream.reading = data;
-  assembler.feed(data);
+  cut();
   show(pipe);
   stream.reading = {};
 }
@@ -317,7 +403,10 @@ void OutputPump::take_records(Pipe& pipe, output::RecordAssembler& assembler,
 // The stream's end: partial lines and waiting ones are shown.
 void OutputPump::end_records(Pipe& pipe) {
   pipe.records->assembler.finish();
-  for (Sender& sender : pipe.senders) sender.assembler.finish();
+  for (Sender& sender : pipe.senders) {
+    sender.assembler.finish();
+    flush_cutter(pipe, sender);
+  }
   pipe.records->console.finish(pipe.records->shown);
   show(pipe);
 }
@@ -397,7 +486,10 @@ void OutputPump::tick() {
     stream.now = now;
     if (!stream.flushed && now - stream.last_read >= output::Millis(output::k_quiet_ms)) {
       stream.assembler.flush();
-      for (Sender& sender : pipe.senders) sender.assembler.flush();
+      for (Sender& sender : pipe.senders) {
+        sender.assembler.flush();
+        flush_cutter(pipe, sender);
+      }
       stream.flushed = true;
     }
     stream.console.tick(now, stream.shown);
@@ -428,6 +520,19 @@ std::vector<output::Stamp> OutputPump::startup() const {
 
 void OutputPump::close_child_ends() {
   for (Pipe& pipe : pipes_) close_fd(pipe.write_end);
+  if (pipes_[0].listener >= 0) raise_descriptor_limit();
+}
+
+// Each rank on this host may hold four of ezpz's descriptors (two connections, two pipes): under
+// a soft limit of 1,024 that is 256 ranks before the rest fall back to relaying. The launcher
+// has started with the limit ezpz was given; ezpz's own goes up to the hard limit until the
+// pump ends (a retry's launcher starts with the limit ezpz was given, too).
+void OutputPump::raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  given_limit_ = limit;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) given_limit_.reset();
 }
 
 bool OutputPump::open() const {
@@ -439,7 +544,10 @@ void OutputPump::watch(std::vector<pollfd>& fds) const {
   for (const Pipe& pipe : pipes_) {
     if (pipe.read_end >= 0) fds.push_back({pipe.read_end, POLLIN, 0});
     if (pipe.listener >= 0) fds.push_back({pipe.listener, POLLIN, 0});
-    for (const Sender& sender : pipe.senders) fds.push_back({sender.fd, POLLIN, 0});
+    for (const Sender& sender : pipe.senders) {
+      if (sender.fd >= 0) fds.push_back({sender.fd, POLLIN, 0});
+      if (sender.pipe >= 0) fds.push_back({sender.pipe, POLLIN, 0});
+    }
   }
 }
 
@@ -453,13 +561,13 @@ std::size_t OutputPump::transfer(const std::vector<pollfd>& fds) {
       } else if (pipe.listener == entry.fd) {
         accept_senders(pipe);
       }
-      for (std::size_t i = 0; i < pipe.senders.size(); ++i) {
-        if (pipe.senders[i].fd != entry.fd) continue;
-        moved += read_sender(pipe, i);
-        break;
+      for (Sender& sender : pipe.senders) {
+        if (sender.pipe == entry.fd) moved += read_rank_pipe(pipe, sender);
+        if (sender.fd == entry.fd) moved += read_sender(pipe, sender);
       }
     }
   }
+  for (Pipe& pipe : pipes_) prune_senders(pipe);
   return moved;
 }
 

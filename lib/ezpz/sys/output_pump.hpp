@@ -6,6 +6,7 @@
 // (listen_for_ranks), past the launcher's copies.
 // Knowing when output last arrived is what makes --idle-timeout possible.
 #include <poll.h>
+#include <sys/resource.h>
 
 #include <array>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,10 +110,15 @@ class OutputPump {
   struct Stream;  // with records: one stream's assembler and console
   // One rank's connection for one stream: its records, straight from its ezpz-rankenv, through
   // an assembler of its own (a read cuts records anywhere; the launcher's pipe, and every other
-  // connection, must not see the piece).
+  // connection, must not see the piece). Or, once ezpz-rankenv has passed it over, the rank's own
+  // pipe, read here and cut into lines by a cutter of its own, the connection carrying only
+  // ezpz-rankenv's stamps and report. Gone once both have ended.
   struct Sender {
-    int fd = -1;
+    int fd = -1;  // the connection; -1 once it has ended
     output::RecordAssembler assembler;
+    int pipe = -1;  // the rank's pipe for this stream
+    long rank = -1;
+    output::LineCutter cutter{output::k_pending_max};
   };
   struct Pipe {
     int read_end = -1;
@@ -123,8 +130,14 @@ class OutputPump {
   };
   void open_ranks_record(const std::string& record_path, output::ConsoleMode mode);
   void take_records(Pipe& pipe, output::RecordAssembler& assembler, std::string_view data);
+  void take_read(Pipe& pipe, std::string_view data, const std::function<void()>& cut);
   void accept_senders(Pipe& pipe);
-  std::size_t read_sender(Pipe& pipe, std::size_t index);
+  std::size_t read_sender(Pipe& pipe, Sender& sender);
+  void answer_pipe(Sender& sender, int fd, std::string_view data);
+  std::size_t read_rank_pipe(Pipe& pipe, Sender& sender);
+  void flush_cutter(Pipe& pipe, Sender& sender);
+  void raise_descriptor_limit();
+  void prune_senders(Pipe& pipe);
   void pipe_ended(Pipe& pipe);
   void stop_listening();
   void end_if_done(Pipe& pipe);
@@ -172,6 +185,8 @@ class OutputPump {
   bool stdout_closed_ = false;
   bool output_seen_ = false;  // without records: a byte moved
   int ranks_fd_ = -1;         // ranks.log (every rank's lines, as records) or ranks.idx
+  std::set<long> first_output_;        // ranks whose pipe ezpz reads that have printed: stamped
+  std::optional<rlimit> given_limit_;  // RLIMIT_NOFILE as ezpz was given it, once raised
   std::uint64_t ranks_recorded_ = 0;
 };
 

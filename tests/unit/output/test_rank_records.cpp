@@ -11,6 +11,9 @@ using ezpz::output::encode_records;
 using ezpz::output::k_direct_write_max;
 using ezpz::output::k_pending_max;
 using ezpz::output::k_record_max;
+using ezpz::output::LineCutter;
+using ezpz::output::pipe_record;
+using ezpz::output::pipe_record_rank;
 using ezpz::output::RankLine;
 using ezpz::output::RecordAssembler;
 using ezpz::output::RecordEncoder;
@@ -102,6 +105,60 @@ TEST_CASE("the encoder sends whole lines and redraws, and keeps a partial line",
   const std::string big(3 * room + 10, 'b');
   CHECK(relay(5, {big}, false).size() == 3 * k_record_max);
   CHECK(relay(5, {big}).size() == big.size() + 4 * 4);
+}
+
+namespace {
+
+// What a cutter holding at most 8 bytes hands on for `chunks` fed one after another, each
+// piece as "text|" and each line as "text$"; flushed at the end when `flush`.
+std::string cut(const std::vector<std::string>& chunks, bool flush) {
+  std::string out;
+  LineCutter cutter(8);
+  const auto put = [&](std::string_view text, bool complete) {
+    out.append(text).append(complete ? "$" : "|");
+  };
+  for (const auto& chunk : chunks) cutter.feed(chunk, put);
+  if (!flush) return out;
+  cutter.flush(put);
+  CHECK_FALSE(cutter.holding());
+  return out;
+}
+
+}  // namespace
+
+// ezpz cuts the lines of a rank whose pipe it reads as ezpz-rankenv's encoder cuts its records.
+TEST_CASE("the line cutter hands on lines, redraws and pieces; the rest waits", "[rank_records]") {
+  struct Row {
+    std::vector<std::string> chunks;
+    bool flush;
+    std::string expected;
+  };
+  const std::vector<Row> rows = {
+      {{"one\ntw", "o\nthr"}, false, "one$two$"},
+      {{"one\ntw", "o\nthr"}, true, "one$two$thr|"},
+      {{"", "\n", "\n"}, false, "$$"},
+      {{"10%\r20%\r", "30%\rdone\n"}, false, "10%\r|20%\r|30%\r|done$"},
+      {{"dos\r", "\nnext\n"}, false, "dos\r$next$"},  // "\r\n" cut between two chunks
+      {{"bar\r", "baz\n"}, false, "bar\r|baz$"},
+      {{"bar\r"}, true, "bar\r|"},
+      {{"0123456789abcdefXYZ"}, false, "0123456789abcdef|"},  // whole multiples of hold_max
+      {{"01234", "56789\n"}, false, "0123456789$"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.expected);
+    CHECK(cut(row.chunks, row.flush) == row.expected);
+  }
+}
+
+TEST_CASE("the record that passes a pipe names its rank; nothing else does", "[rank_records]") {
+  CHECK(pipe_record(12) == "12! pipe\n");
+  CHECK(pipe_record_rank(pipe_record(0)) == 0);
+  CHECK(pipe_record_rank("4095! pipe\n0! exec 1 n01\n") == 4095);
+  for (const char* other : {"", "4! pipe", "4! piped\n", "4: pipe\n", "04! pipe\n", "x! pipe\n",
+                            "-1! pipe\n", "4! exec 1\n"}) {
+    INFO(other);
+    CHECK_FALSE(pipe_record_rank(other).has_value());
+  }
 }
 
 TEST_CASE("the encoder gathers whole records into writes of at most k_write_max",
