@@ -285,9 +285,9 @@ std::array<int, 2> connect_to_ezpz(const std::string& name) {
 // answers, the rank's output waits in the pipe, which both still hold.
 int pass_pipe(int connection, int read_end, long rank) {
   if (connection < 0) return read_end;
-  // A read of ezpz's takes all the pipe holds (lib/ezpz/sys/output_pump.cpp's k_chunk): fewer
-  // wake-ups. A user over the kernel's limit on pipe memory keeps the default.
-  ::fcntl(read_end, F_SETPIPE_SZ, 1024 * 1024);
+  // One read of ezpz's takes all the pipe holds (k_passed_pipe_size). A user over the kernel's
+  // limit on pipe memory keeps the default.
+  ::fcntl(read_end, F_SETPIPE_SZ, static_cast<int>(ezpz::output::k_passed_pipe_size));
   if (!ezpz::sys::send_with_fd(connection, ezpz::output::pipe_record(rank), read_end)) {
     return read_end;
   }
@@ -309,8 +309,8 @@ struct Relay {
             rank, [this](std::string_view records) { put(records); }, write_max) {
     // The program's "EZPZ_STAMP phase [seconds]" lines become control records, stamped now.
     encoder.take_stamps([this](std::string_view line) {
-      const auto stamp = ezpz::output::parse_stamp_line(line);
-      if (stamp) stamp_now(stamp->phase, stamp->unix_ns.value_or(unix_ns()));
+      const auto stamp = ezpz::output::program_stamp_text(line, unix_ns());
+      if (stamp) encoder.control(*stamp);
       return stamp.has_value();
     });
   }
@@ -392,7 +392,7 @@ bool relay_and_wait(const Child& child, int signals, Relay* const* relays, int& 
     }
     if (!first_output && (relays[0]->got_bytes || relays[1]->got_bytes)) {
       first_output = true;
-      relays[0]->stamp_now("first_output", woke_ns);
+      relays[0]->stamp_now(ezpz::output::k_first_output_phase, woke_ns);
       relays[0]->send();
     }
     flush_quiet(relays, now_ms());

@@ -101,8 +101,7 @@ RecordEncoder::RecordEncoder(long rank, Write write, std::size_t write_max)
 
 // One byte compared on most lines: the stamp check costs the relay nothing measurable.
 bool RecordEncoder::stamped(std::string_view line) const {
-  return stamp_ && !line.empty() && line[0] == k_stamp_prefix[0] &&
-         line.starts_with(k_stamp_prefix) && stamp_(line);
+  return stamp_ && has_stamp_prefix(line) && stamp_(line);
 }
 
 // A record, straight into the batch: the relay's only copy of the rank's bytes.

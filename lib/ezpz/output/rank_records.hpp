@@ -93,6 +93,10 @@ void encode_records(long rank, std::string_view text, bool complete,
 std::string pipe_record(long rank);
 inline constexpr char k_pipe_taken = 'y';
 inline constexpr char k_pipe_refused = 'n';
+// ezpz-rankenv sizes a pipe it passes to this, and ezpz reads that much at once: one read takes
+// all the pipe holds, so ezpz reads a connection's pipe once before the connection's exit report
+// and the report still comes after the rank's lines.
+inline constexpr std::size_t k_passed_pipe_size = 1024 * 1024;
 // The rank of pipe_record()'s text at the start of `bytes`; nullopt when they do not start so.
 std::optional<long> pipe_record_rank(std::string_view bytes);
 

@@ -77,4 +77,10 @@ std::optional<Stamp> read_stamp(long rank, std::string_view text, std::int64_t s
                .host = std::string(text)};
 }
 
+std::optional<std::string> program_stamp_text(std::string_view line, std::int64_t now_ns) {
+  const auto stamp = parse_stamp_line(line);
+  if (!stamp) return std::nullopt;
+  return stamp_text(stamp->phase, stamp->unix_ns.value_or(now_ns), {});
+}
+
 }  // namespace ezpz::output

@@ -32,7 +32,15 @@ inline constexpr std::string_view k_stamp_prefix = "EZPZ_STAMP ";
 // ezpz-rankenv's stamp as the launcher starts the rank: a rank with one was started (the
 // verdict's ranks_started).
 inline constexpr std::string_view k_exec_phase = "exec";
+// The rank's first byte of output, stamped by whichever of the two reads the rank's pipe.
+inline constexpr std::string_view k_first_output_phase = "first_output";
 inline constexpr std::size_t k_phase_max = 32;
+
+// Whether a line may be a stamp line: one byte compared on most lines, so the check costs the
+// output path nothing measurable.
+inline bool has_stamp_prefix(std::string_view line) {
+  return !line.empty() && line[0] == k_stamp_prefix[0] && line.starts_with(k_stamp_prefix);
+}
 
 // A program's stamp line, parsed: its phase and, when it gave one, its time.
 struct ProgramStamp {
@@ -45,6 +53,10 @@ std::optional<ProgramStamp> parse_stamp_line(std::string_view line);
 
 // A control record's text: "<phase> <unix_ns>", then " <host>" when `host` is not empty.
 std::string stamp_text(std::string_view phase, std::int64_t unix_ns, std::string_view host);
+
+// A program's stamp line as a control record's text, at `now_ns` where the line gives no time.
+// nullopt: not a stamp line (left in the output).
+std::optional<std::string> program_stamp_text(std::string_view line, std::int64_t now_ns);
 
 // One phase of one rank, in seconds from ezpz's start.
 struct Stamp {

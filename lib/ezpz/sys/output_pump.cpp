@@ -23,7 +23,7 @@ namespace {
 
 // The pipes' capacity and one read's worth: 100 MB of output then costs about a hundred wake-ups
 // and reads rather than thousands (64 KiB, the default capacity, measured 16% over raw mpiexec).
-constexpr std::size_t k_chunk = 1024 * 1024;
+constexpr std::size_t k_chunk = output::k_passed_pipe_size;
 // Lines longer than this are no launcher's report: the stderr watcher lets them go. Short,
 // because a pattern's matching time grows with the line (polynomially: nested repeats are
 // refused when the profile loads), and the output waits while it runs.
@@ -85,12 +85,10 @@ struct OutputPump::Stream {
   // A line of a rank whose pipe ezpz reads itself: its "EZPZ_STAMP" lines are stamps, as
   // ezpz-rankenv makes them where it relays the rank's output.
   void take_raw(long rank, std::string_view text, bool complete) {
-    if (complete && !text.empty() && text[0] == output::k_stamp_prefix[0] &&
-        text.starts_with(output::k_stamp_prefix)) {
-      if (const auto stamp = output::parse_stamp_line(text)) {
-        const std::int64_t now = wall_ns();
-        return take_stamp(rank, output::stamp_text(stamp->phase, stamp->unix_ns.value_or(now), {}),
-                          now);
+    if (complete && output::has_stamp_prefix(text)) {
+      const std::int64_t now = wall_ns();
+      if (const auto stamp = output::program_stamp_text(text, now)) {
+        return take_stamp(rank, *stamp, now);
       }
     }
     take(output::RankLine{.rank = rank, .text = text, .complete = complete});
@@ -326,13 +324,14 @@ std::size_t OutputPump::read_rank_pipe(Pipe& pipe, Sender& sender) {
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
   if (got <= 0) {
     flush_cutter(pipe, sender);
+    show(pipe);
     close_fd(sender.pipe);
     return 0;
   }
   Stream& stream = *pipe.records;
   if (first_output_.insert(sender.rank).second) {
     const std::int64_t now = Stream::wall_ns();
-    stream.take_stamp(sender.rank, output::stamp_text("first_output", now, {}), now);
+    stream.take_stamp(sender.rank, output::stamp_text(output::k_first_output_phase, now, {}), now);
   }
   const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
   take_read(pipe, data, [&] {
@@ -348,7 +347,6 @@ void OutputPump::flush_cutter(Pipe& pipe, Sender& sender) {
   Stream& stream = *pipe.records;
   sender.cutter.flush(
       [&](std::string_view text, bool complete) { stream.take_raw(sender.rank, text, complete); });
-  show(pipe);
 }
 
 // Connections and pipes that have both ended; once the launcher's pipe and every connection have

@@ -8,7 +8,9 @@
 #include "ezpz/output/startup.hpp"
 
 using ezpz::output::control_record;
+using ezpz::output::has_stamp_prefix;
 using ezpz::output::parse_stamp_line;
+using ezpz::output::program_stamp_text;
 using ezpz::output::read_stamp;
 using ezpz::output::RecordEncoder;
 using ezpz::output::Stamp;
@@ -63,6 +65,21 @@ TEST_CASE("stamp lines: anything else is not a stamp, and stays in the output", 
     CHECK_FALSE(parse_stamp_line(line));
   }
   CHECK(parse_stamp_line("EZPZ_STAMP abcdefghijabcdefghijabcdefghijab"));  // 32: the most
+}
+
+TEST_CASE("stamp lines: as a control record's text, the line's time or now", "[startup]") {
+  CHECK(program_stamp_text("EZPZ_STAMP first_step 1700000000.25", 7) ==
+        "first_step 1700000000250000000");
+  CHECK(program_stamp_text("EZPZ_STAMP import_torch", 7) == "import_torch 7");
+  CHECK_FALSE(program_stamp_text("EZPZ_STAMP a b", 7));
+  CHECK_FALSE(program_stamp_text("loss 0.5", 7));
+  // The prefix alone: the cheap first test on every line, true of some lines that are no stamp.
+  CHECK(has_stamp_prefix("EZPZ_STAMP a b"));
+  CHECK(has_stamp_prefix("EZPZ_STAMP "));
+  for (const char* line : {"", "E", "EZPZ_STAMP", "EZPZ_STAMPa", " EZPZ_STAMP a", "loss"}) {
+    INFO(line);
+    CHECK_FALSE(has_stamp_prefix(line));
+  }
 }
 
 TEST_CASE("stamps: measured from ezpz's start, clamped to when ezpz read them", "[startup]") {
