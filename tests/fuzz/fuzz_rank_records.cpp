@@ -79,10 +79,11 @@ std::string run_ranks(Script& script, std::map<long, std::string>& wrote) {
   return stream;
 }
 
-// Each rank's bytes back from the labelled console and its index; from a cut of both, a prefix.
-void check_index(const std::string& shown, const std::string& index,
+// Each rank's bytes back from a console (labelled, or de-duplicated) and its index; from a cut
+// of both, a prefix.
+void check_index(const std::string& shown, const std::string& index, std::string_view header_text,
                  const std::map<long, std::string>& wrote, std::uint32_t state) {
-  const std::string header(ezpz::output::k_rank_index_header);
+  const std::string header(header_text);
   const std::size_t cut = state % (shown.size() + 1);
   const std::string cut_entries = ezpz::output::cut_index(index, cut);
   for (const auto& [rank, bytes] : wrote) {
@@ -110,6 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                .max_bytes = 256u + data[0] / 32 * 64});
   ezpz::output::Millis now(0);
   std::string deduped;
+  std::string dedup_index;
+  dedup.index_into(&dedup_index);
   std::map<long, std::vector<std::string>> texts;  // each rank's lines as dedup shows them
   ezpz::output::RecordAssembler assembler([&](const RankLine& line) {
     check(line.text.find('\n') == std::string_view::npos);
@@ -162,6 +165,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::erase_if(wrote, [](const auto& entry) { return entry.second.empty(); });
   check(got == wrote);
   check(ezpz::testing::texts_per_rank(deduped) == texts);
-  check_index(shown, index, wrote, state);
+  check_index(shown, index, ezpz::output::k_rank_index_header, wrote, state);
+  check_index(deduped, dedup_index, ezpz::output::k_rank_index_header_groups, wrote, state);
   return 0;
 }

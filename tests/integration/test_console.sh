@@ -87,6 +87,26 @@ expect_eq "dedup: exit status" 0 "$rc"
 expect_eq "dedup: word for word (sorted: the ranks' lines race)" "$expected_dedup" \
   "$(LC_ALL=C sort "$scratch/dedup.out")"
 expect_eq "dedup: the shared line first" "[0-3] loading checkpoint" "$(head -n 1 "$scratch/dedup.out")"
+# The console as shown holds every rank's every line (a shared one once): recorded once, with an
+# index, and each rank's output read back from it.
+dedup_run=$(ls -t "$scratch/runs" | head -n 1)
+expect_eq "dedup: the output recorded once, with an index (no ranks.log)" "output.log ranks.idx" \
+  "$(cd "$scratch/runs/$dedup_run/attempt-1" && echo output.log ranks.*)"
+run_ezpz dedup_2 runs show "$dedup_run" --rank 2
+expect_eq "dedup: rank 2's lines from the shared ones and its own" "loading checkpoint
+big
+rank 2 done" "$out"
+run_ezpz dedup_1 runs show "$dedup_run" --rank 1
+expect_eq "dedup: rank 1's" "loading checkpoint
+rank 1 done" "$out"
+# 500 lines of each of 4 ranks at once (as check_labelled 500 above): each read back exactly.
+run_ezpz dedup_many launch --output dedup -n 4 -- python3 "$EZPZ_SRC/tests/integration/output_lines.py" 500
+expect_eq "dedup, many lines: exit status" 0 "$rc"
+for rank in 0 3; do
+  run_ezpz "dedup_show$rank" runs show --rank "$rank"
+  expect_true "dedup, many lines: runs show --rank $rank: exactly what the rank wrote" \
+    cmp -s "$scratch/expected.$rank" "$scratch/dedup_show$rank.out"
+done
 
 # --- rank0: only rank 0 on the console, every rank in the record -------------------------
 run_ezpz rank0 launch --output rank0 -n 3 -- sh -c 'echo "hello from $RANK"'

@@ -1,5 +1,7 @@
 #include "ezpz/output/console.hpp"
 
+#include "ezpz/output/rank_index.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -55,6 +57,30 @@ void append_rank_ranges(std::string& out, std::vector<long>& ranks) {
   }
 }
 
+bool ranges_hold(std::string_view ranges, long rank) {
+  const char* at = ranges.data();
+  const char* const end = at + ranges.size();
+  const auto number = [&](long& value) {  // digits only: no sign
+    if (at == end || *at < '0' || *at > '9') return false;
+    const auto got = std::from_chars(at, end, value);
+    at = got.ptr;
+    return got.ec == std::errc();
+  };
+  bool held = false;
+  while (true) {
+    long first = 0;
+    if (!number(first)) return false;
+    long last = first;
+    if (at != end && *at == '-') {
+      ++at;
+      if (!number(last) || last < first) return false;
+    }
+    held = held || (first <= rank && rank <= last);
+    if (at == end) return held;
+    if (*at++ != ',') return false;
+  }
+}
+
 std::string rank_ranges(std::vector<long> ranks) {
   std::string text;
   append_rank_ranges(text, ranks);
@@ -94,19 +120,38 @@ std::size_t Deduplicator::cost(const Group& group) {
 
 // The rank's line may join the oldest copy of its text that came after the rank's last line (so
 // its order holds, and the rank is not in it yet: its groups are all at or before that line).
-Deduplicator::Group* Deduplicator::joinable(long rank, const Key& key) {
-  const auto entry = copies_.find(key);
-  if (entry == copies_.end()) return nullptr;
-  const std::vector<std::uint64_t>& seqs = entry->second.seqs;
-  auto copy = seqs.begin() + static_cast<std::ptrdiff_t>(entry->second.head);
-  const auto last = last_of_rank_.find(rank);
-  if (last != last_of_rank_.end() && *copy <= last->second) {
-    // Most often the rank is at the newest copy already (it printed the line first), or past
-    // none: only in between is there a search.
-    if (last->second >= seqs.back()) return nullptr;
-    copy = std::upper_bound(copy, seqs.end(), last->second);
+// Returns that copy's index in the entry's seqs; none (their size) when there is none.
+std::size_t Deduplicator::joinable(const Entry& entry, const LastOfRank& last) const {
+  const Copies& copies = entry.second;
+  const std::vector<std::uint64_t>& seqs = copies.seqs;
+  if (!last.any || seqs[copies.head] > last.seq) return copies.head;
+  // The rank is at the newest copy already (it printed the line first): none to join.
+  if (last.seq >= seqs.back()) return seqs.size();
+  // Its last line is one of these copies: the next one, where the hint says so; else a search.
+  if (last.entry == &entry && last.position >= copies.dropped) {
+    const std::uint64_t at = last.position - copies.dropped;
+    if (at + 1 < seqs.size() && seqs[at] == last.seq) return at + 1;
   }
-  return &groups_[*copy - groups_.front().seq];
+  const auto from = seqs.begin() + static_cast<std::ptrdiff_t>(copies.head);
+  return static_cast<std::size_t>(std::upper_bound(from, seqs.end(), last.seq) - seqs.begin());
+}
+
+namespace {
+
+std::size_t key_hash(std::string_view text, bool complete) {
+  return std::hash<std::string_view>()(text) ^ (complete ? 0 : 0x9e3779b97f4a7c15U);
+}
+
+}  // namespace
+
+// The waiting copies' entry of `text`; nullptr when none waits.
+Deduplicator::Entry* Deduplicator::entry_of(std::string_view text, bool complete) {
+  if (last_entry_ != nullptr && last_entry_->first.complete == complete &&
+      last_entry_->first.text == text)
+    return last_entry_;
+  const auto found =
+      copies_.find(Key{.text = text, .complete = complete, .hash = key_hash(text, complete)});
+  return found == copies_.end() ? nullptr : &*found;
 }
 
 namespace {
@@ -123,21 +168,30 @@ Buffer take_spare(std::vector<Buffer>& spares) {
 
 }  // namespace
 
-void Deduplicator::start(long rank, const Key& key, Millis now) {
+// A new group of `key`'s text, waiting; `entry`: its copies, nullptr when it has none yet.
+// Returns the rank's new last line.
+Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* entry, Millis now) {
   Group& group = groups_.emplace_back(Group{.seq = next_seq_++,
                                             .first = now,
-                                            .hash = key.hash,
+                                            .entry = entry,
                                             .text = take_spare(spare_texts_),
                                             .ranks = take_spare(spare_ranks_)});
   group.text.assign(key.text);
   group.ranks.push_back(rank);
-  // A new entry's key is this group's text (the line's own is gone after this call); an entry
-  // there already keeps its oldest copy's.
-  const auto [entry, fresh] = copies_.try_emplace(Key{.text = group.text, .hash = key.hash});
-  if (fresh) entry->second.seqs = take_spare(spare_seqs_);
-  entry->second.seqs.push_back(group.seq);
-  last_of_rank_[rank] = group.seq;
+  if (entry == nullptr) {  // keyed by this group's text: the line's own is gone after this call
+    const Key own{
+        .text = group.text, .complete = key.complete, .hash = key_hash(group.text, key.complete)};
+    entry = group.entry = &*copies_.try_emplace(own).first;
+    entry->second.seqs = take_spare(spare_seqs_);
+  }
+  Copies& copies = entry->second;
+  copies.seqs.push_back(group.seq);
+  last_entry_ = entry;
   bytes_ += cost(group);
+  return {.seq = group.seq,
+          .any = true,
+          .entry = entry,
+          .position = copies.dropped + copies.seqs.size() - 1};
 }
 
 // A shown group's buffers, for the next groups; a large one is let go (the bound above).
@@ -148,25 +202,53 @@ void Deduplicator::recycle(Group& group) {
     spare_ranks_.push_back(std::move(group.ranks));
 }
 
-void Deduplicator::add(long rank, std::string_view text, Millis now, std::string& out) {
+Deduplicator::LastOfRank& Deduplicator::last_of(long rank) {
+  if (last_of_last_rank_ == nullptr || rank != last_rank_) {
+    last_of_last_rank_ = &last_of_rank_[rank];
+    last_rank_ = rank;
+  }
+  return *last_of_last_rank_;
+}
+
+void Deduplicator::add(long rank, std::string_view text, bool complete, Millis now,
+                       std::string& out) {
   tick(now, out);
-  const Key key{.text = text, .hash = std::hash<std::string_view>()(text)};
-  if (Group* group = joinable(rank, key)) {
-    bytes_ -= cost(*group);
-    group->ranks.push_back(rank);
-    bytes_ += cost(*group);
-    last_of_rank_[rank] = group->seq;
+  LastOfRank& last = last_of(rank);
+  Entry* entry = entry_of(text, complete);
+  const std::size_t copy = entry != nullptr ? joinable(*entry, last) : 0;
+  if (entry != nullptr && copy < entry->second.seqs.size()) {
+    const Copies& copies = entry->second;
+    Group& group = groups_[copies.seqs[copy] - groups_.front().seq];
+    bytes_ -= cost(group);
+    group.ranks.push_back(rank);
+    bytes_ += cost(group);
+    last = {.seq = group.seq, .any = true, .entry = entry, .position = copies.dropped + copy};
+    last_entry_ = entry;
   } else {
-    start(rank, key, now);
+    last = start(rank, Key{.text = text, .complete = complete, .hash = 0}, entry, now);
   }
   while (groups_.size() > limits_.max_lines || (bytes_ > limits_.max_bytes && !groups_.empty())) {
     show_oldest(out);
   }
 }
 
+// A shown group's entry: one rank's, as in a labelled console; several's, a group entry.
+void Deduplicator::index_group(const Group& group, std::size_t length) {
+  const Key& key = group.entry->first;
+  if (group.ranks.size() == 1) {
+    append_index_entry(
+        *index_, RankLine{.rank = group.ranks[0], .text = group.text, .complete = key.complete},
+        length);
+  } else {
+    append_group_entry(*index_, group.text, key.complete, length);
+  }
+}
+
 void Deduplicator::show_oldest(std::string& out) {
   Group& group = groups_.front();
+  const std::size_t before = out.size();
   labelled(group.ranks, group.text, out);  // one rank or many: written in place either way
+  if (index_ != nullptr) index_group(group, out.size() - before);
   forget_oldest_copy(group);
   bytes_ -= cost(group);
   recycle(group);
@@ -176,19 +258,20 @@ void Deduplicator::show_oldest(std::string& out) {
 // The oldest group, about to be shown, leaves its text's copies (their oldest); the entry's key
 // moves to the next copy's text, or the entry goes with the last copy.
 void Deduplicator::forget_oldest_copy(const Group& group) {
-  const auto entry = copies_.find(Key{.text = group.text, .hash = group.hash});
-  Copies& copies = entry->second;
+  Copies& copies = group.entry->second;
   if (++copies.head == copies.seqs.size()) {
     if (spare_seqs_.size() < k_spares &&
         copies.seqs.capacity() * sizeof(std::uint64_t) <= k_spare_max)
       spare_seqs_.push_back(std::move(copies.seqs));
-    copies_.erase(entry);
+    if (last_entry_ == group.entry) last_entry_ = nullptr;
+    copies_.erase(copies_.find(group.entry->first));
     return;
   }
-  entry->first.text = groups_[copies.seqs[copies.head] - group.seq].text;
+  group.entry->first.text = groups_[copies.seqs[copies.head] - group.seq].text;
   if (copies.head >= 64 && copies.head * 2 >= copies.seqs.size()) {  // amortised O(1) a copy
     copies.seqs.erase(copies.seqs.begin(),
                       copies.seqs.begin() + static_cast<std::ptrdiff_t>(copies.head));
+    copies.dropped += copies.head;
     copies.head = 0;
   }
 }
@@ -206,23 +289,32 @@ std::optional<Millis> Deduplicator::due() const {
   return groups_.front().first + limits_.window;
 }
 
+void Console::index_into(std::string* index) {
+  index_ = index;
+  dedup_.index_into(index);
+}
+
 void Console::line(const RankLine& line, Millis now, std::string& out) {
+  const std::size_t before = out.size();
   if (line.rank < 0) {  // the launcher's own: after what waited before it, byte for byte
     dedup_.finish(out);
+    const std::size_t own = out.size();
     out += line.text;
     if (line.complete) out += '\n';
+    if (index_ != nullptr) append_index_entry(*index_, line, out.size() - own);
     return;
   }
   switch (mode_) {
     case ConsoleMode::raw:
     case ConsoleMode::label:
       labelled(line.rank, line.text, out);
+      if (index_ != nullptr) append_index_entry(*index_, line, out.size() - before);
       return;
     case ConsoleMode::rank0:
       if (line.rank == 0) shown_line(line.text, out);
       return;
     case ConsoleMode::dedup:
-      dedup_.add(line.rank, line.text, now, out);
+      dedup_.add(line.rank, line.text, line.complete, now, out);
       return;
   }
 }

@@ -56,16 +56,21 @@ std::string rank_ranges(std::vector<long> ranks);
 // The same appended to `out`, sorting `ranks` and dropping its duplicates in place (a shown
 // group's list: no copy of it, no string of its own).
 void append_rank_ranges(std::string& out, std::vector<long>& ranks);
+// Whether `ranges` (rank_ranges()'s form) lists `rank`; false for anything not of that form.
+bool ranges_hold(std::string_view ranges, long rank);
 
 using Millis = std::chrono::milliseconds;
 
 // The de-duplicator's bounds: a line waits at most `window` after its first copy for the same
 // line from other ranks; past `max_lines` distinct waiting lines or `max_bytes` of them (texts
-// and rank lists), the oldest are shown at once.
+// and rank lists), the oldest are shown at once. Room for what one read of each of two ranks'
+// pipes holds (1 MiB: about 10,000 lines of 100 bytes): at 1,024 lines and 1 MiB, two ranks
+// printing the same lines at full speed had each rank's shown before the other's came, and
+// nothing was joined (bench/output_record). Memory: README.
 struct DedupLimits {
   Millis window{150};
-  std::size_t max_lines = 1024;
-  std::size_t max_bytes = 1024 * 1024;
+  std::size_t max_lines = 16384;
+  std::size_t max_bytes = 8 * 1024 * 1024;
 };
 
 // Identical lines of many ranks, shown once with the ranks in range form. A rank's lines stay in
@@ -75,7 +80,10 @@ struct DedupLimits {
 class Deduplicator {
  public:
   explicit Deduplicator(DedupLimits limits = {}) : limits_(limits) {}
-  void add(long rank, std::string_view text, Millis now, std::string& out);
+  // Each line shown from now on adds its entry to `index` (ranks.idx: rank_index.hpp).
+  void index_into(std::string* index) { index_ = index; }
+  // `complete`: as RankLine's; a line joins only copies that end (or go on) as it does.
+  void add(long rank, std::string_view text, bool complete, Millis now, std::string& out);
   // Shows the lines whose window has passed.
   void tick(Millis now, std::string& out);
   void finish(std::string& out);
@@ -91,39 +99,67 @@ class Deduplicator {
   // (equal hash, equal key) in place when the oldest is shown.
   struct Key {
     mutable std::string_view text;
+    bool complete;
     std::size_t hash;
-    bool operator==(const Key& other) const { return text == other.text; }
+    bool operator==(const Key& other) const {
+      return complete == other.complete && text == other.text;
+    }
   };
   struct KeyHash {
     std::size_t operator()(const Key& key) const { return key.hash; }
   };
-  struct Group {
-    std::uint64_t seq;
-    Millis first;
-    std::size_t hash;  // of text
-    std::string text;
-    std::vector<long> ranks;
-  };
-  Group* joinable(long rank, const Key& key);
-  void start(long rank, const Key& key, Millis now);
-  void show_oldest(std::string& out);
-  void recycle(Group& group);
-  static std::size_t cost(const Group& group);
-
-  DedupLimits limits_;
-  std::deque<Group> groups_;  // oldest first; a deque keeps each text where it is
-  std::uint64_t next_seq_ = 0;
   // The waiting groups of one text, oldest first: seqs[head..]. Groups are shown oldest first,
   // so a text's copies leave from the front.
   struct Copies {
     std::vector<std::uint64_t> seqs;
     std::size_t head = 0;
+    std::uint64_t dropped = 0;  // seqs erased from the front so far: a position's offset
   };
+  using CopiesMap = std::unordered_map<Key, Copies, KeyHash>;
+  // A map entry: the map's nodes stay where they are until erased, so a group keeps a pointer
+  // to its text's entry and is shown without a lookup.
+  using Entry = CopiesMap::value_type;
+  struct Group {
+    std::uint64_t seq;
+    Millis first;
+    Entry* entry;  // its text's copies
+    std::string text;
+    std::vector<long> ranks;
+  };
+  // A rank's newest group, shown or not: one shown is older than every waiting one, so it keeps
+  // the rank from no copy. Where it is among its text's copies (`entry`, `position` counted
+  // from the first ever, dropped ones too): the rank's next copy of that text is most often the
+  // one after it, found without a search. A hint only: checked before it is used.
+  struct LastOfRank {
+    std::uint64_t seq = 0;
+    bool any = false;
+    const Entry* entry = nullptr;
+    std::uint64_t position = 0;
+  };
+  Entry* entry_of(std::string_view text, bool complete);
+  std::size_t joinable(const Entry& entry, const LastOfRank& last) const;
+  LastOfRank start(long rank, const Key& key, Entry* entry, Millis now);
+  void show_oldest(std::string& out);
+  void index_group(const Group& group, std::size_t length);
+  void recycle(Group& group);
+  static std::size_t cost(const Group& group);
+
+  DedupLimits limits_;
+  std::string* index_ = nullptr;
+  std::deque<Group> groups_;  // oldest first; a deque keeps each text where it is
+  std::uint64_t next_seq_ = 0;
   void forget_oldest_copy(const Group& group);
-  std::unordered_map<Key, Copies, KeyHash> copies_;  // text -> its waiting groups
-  // rank -> its newest group, shown or not: one shown is older than every waiting one, so it
-  // keeps the rank from no copy. An entry per rank that has printed, kept (no node per line).
-  std::unordered_map<long, std::uint64_t> last_of_rank_;
+  CopiesMap copies_;  // text -> its waiting groups
+  // The entry the last line found or made: the next line of a run of equal lines (the same
+  // line from rank after rank, or many times from one) finds it with one comparison, no hash.
+  Entry* last_entry_ = nullptr;
+  // An entry per rank that has printed, kept (no node per line).
+  std::unordered_map<long, LastOfRank> last_of_rank_;
+  // The rank of the last line and its entry: a rank's lines come in runs (one read of its pipe
+  // holds many), each found without a lookup.
+  long last_rank_ = -1;
+  LastOfRank* last_of_last_rank_ = nullptr;
+  LastOfRank& last_of(long rank);
   std::size_t bytes_ = 0;
   // Shown groups' buffers, reused by the next ones: a line costs no allocation. At most
   // k_spares of each, none over k_spare_max bytes: outside pending_bytes(), at most 192 KiB.
@@ -140,6 +176,9 @@ class Deduplicator {
 class Console {
  public:
   explicit Console(ConsoleMode mode, DedupLimits limits = {}) : mode_(mode), dedup_(limits) {}
+  // Each line shown from now on adds its entry to `index` (ranks.idx: rank_index.hpp): in the
+  // modes that show every rank's every line (not rank0).
+  void index_into(std::string* index);
   void line(const RankLine& line, Millis now, std::string& out);
   void tick(Millis now, std::string& out) { dedup_.tick(now, out); }
   void finish(std::string& out) { dedup_.finish(out); }
@@ -150,6 +189,7 @@ class Console {
  private:
   ConsoleMode mode_;
   Deduplicator dedup_;
+  std::string* index_ = nullptr;
 };
 
 }  // namespace ezpz::output

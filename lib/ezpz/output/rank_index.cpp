@@ -10,6 +10,7 @@ namespace {
 
 constexpr unsigned k_line_ends = 1;
 constexpr unsigned k_carriage_return = 2;
+constexpr unsigned k_ranks_in_label = 4;
 
 struct Entry {
   long rank;  // -1: the launcher's
@@ -49,12 +50,33 @@ void append_rank_text(std::string_view shown, std::string_view label, unsigned f
   if (flags & k_line_ends) out += '\n';
 }
 
+unsigned line_flags(std::string_view text, bool complete) {
+  unsigned flags = complete ? k_line_ends : 0;
+  if (!text.empty() && text.back() == '\r') flags |= k_carriage_return;
+  return flags;
+}
+
+// A piece of several ranks: its label, "[0-3,7] ", when it lists `rank`; else nothing.
+std::string_view group_label(std::string_view shown, long rank) {
+  const std::size_t end = shown.find("] ");
+  if (!shown.starts_with('[') || end == std::string_view::npos) return {};
+  if (!ranges_hold(shown.substr(1, end - 1), rank)) return {};
+  return shown.substr(0, end + 2);
+}
+
 }  // namespace
 
 void append_index_entry(std::string& index, const RankLine& line, std::size_t length) {
-  unsigned flags = line.complete ? k_line_ends : 0;
-  if (!line.text.empty() && line.text.back() == '\r') flags |= k_carriage_return;
-  append_entry(index, Entry{.rank = line.rank, .flags = flags, .length = length});
+  append_entry(
+      index,
+      Entry{.rank = line.rank, .flags = line_flags(line.text, line.complete), .length = length});
+}
+
+void append_group_entry(std::string& index, std::string_view text, bool complete,
+                        std::size_t length) {
+  append_entry(
+      index,
+      Entry{.rank = -1, .flags = line_flags(text, complete) | k_ranks_in_label, .length = length});
 }
 
 std::string cut_index(std::string_view entries, std::size_t length) {
@@ -62,7 +84,10 @@ std::string cut_index(std::string_view entries, std::size_t length) {
   while (length > 0) {
     std::optional<Entry> entry = take_entry(entries);
     if (!entry) break;
-    if (entry->length > length) entry = Entry{.rank = entry->rank, .flags = 0, .length = length};
+    if (entry->length > length) {
+      entry =
+          Entry{.rank = entry->rank, .flags = entry->flags & k_ranks_in_label, .length = length};
+    }
     append_entry(kept, *entry);
     length -= entry->length;
   }
@@ -71,7 +96,8 @@ std::string cut_index(std::string_view entries, std::size_t length) {
 
 std::string indexed_rank_output(std::string_view output_log, std::string_view index, long rank) {
   std::string text;
-  if (!index.starts_with(k_rank_index_header)) return text;
+  if (!index.starts_with(k_rank_index_header) && !index.starts_with(k_rank_index_header_groups))
+    return text;
   index.remove_prefix(k_rank_index_header.size());
   std::string label;
   append_rank_label(label, rank);
@@ -80,7 +106,12 @@ std::string indexed_rank_output(std::string_view output_log, std::string_view in
     if (!entry) break;
     const std::string_view shown = output_log.substr(0, entry->length);
     output_log.remove_prefix(shown.size());
-    if (entry->rank == rank) append_rank_text(shown, label, entry->flags, text);
+    if (entry->flags & k_ranks_in_label) {
+      const std::string_view group = group_label(shown, rank);
+      if (!group.empty()) append_rank_text(shown, group, entry->flags, text);
+    } else if (entry->rank == rank) {
+      append_rank_text(shown, label, entry->flags, text);
+    }
   }
   return text;
 }

@@ -64,9 +64,7 @@ struct OutputPump::Stream {
   void take(const output::RankLine& line) {
     if (line.control) return take_stamp(line);
     text_seen = true;
-    const std::size_t shown_before = shown.size();
-    console.line(line, now, shown);
-    if (keep == Keep::index) output::append_index_entry(ranked, line, shown.size() - shown_before);
+    console.line(line, now, shown);  // and, where it keeps one, its index entries into `ranked`
     decode(line);
     if (line.rank < 0) {  // not a record: the launcher's own line (or ezpz-rankenv's report)
       launcher.append(line.text);
@@ -226,11 +224,12 @@ OutputPump::~OutputPump() {
   if (given_limit_) ::setrlimit(RLIMIT_NOFILE, &*given_limit_);
 }
 
-// Beside output.log, what `ezpz runs show --rank` reads: where the console labels every rank's
-// every line, output.log has them all and ranks.idx says whose each is (one copy of the output,
-// not two); else ranks.log, every rank's every line as records.
+// Beside output.log, what `ezpz runs show --rank` reads: where the console shows every rank's
+// every line (labelled, or once for the ranks that printed it), output.log has them all and
+// ranks.idx says whose each is (one copy of the output, not two); else ranks.log, every rank's
+// every line as records.
 void OutputPump::open_ranks_record(const std::string& record_path, output::ConsoleMode mode) {
-  const bool indexed = mode == output::ConsoleMode::label || mode == output::ConsoleMode::raw;
+  const bool indexed = mode != output::ConsoleMode::rank0;
   const std::string path =
       record_path.substr(0, record_path.rfind('/') + 1) + (indexed ? "ranks.idx" : "ranks.log");
   ranks_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -239,9 +238,15 @@ void OutputPump::open_ranks_record(const std::string& record_path, output::Conso
                std::strerror(errno));
     return;
   }
-  if (indexed) write_all(ranks_fd_, output::k_rank_index_header);
-  for (Pipe& pipe : pipes_)
-    pipe.records->keep = indexed ? Stream::Keep::index : Stream::Keep::records;
+  if (indexed) {
+    write_all(ranks_fd_, mode == output::ConsoleMode::dedup ? output::k_rank_index_header_groups
+                                                            : output::k_rank_index_header);
+  }
+  for (Pipe& pipe : pipes_) {
+    Stream& stream = *pipe.records;
+    stream.keep = indexed ? Stream::Keep::index : Stream::Keep::records;
+    if (indexed) stream.console.index_into(&stream.ranked);
+  }
 }
 
 std::optional<std::string> OutputPump::listen_for_ranks() {

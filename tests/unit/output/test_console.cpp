@@ -45,6 +45,27 @@ TEST_CASE("rank ranges in hostlist form", "[console]") {
   CHECK(rank_ranges(many) == "0-1023,2048-4095");
 }
 
+TEST_CASE("rank ranges read back: whether a list holds a rank", "[console]") {
+  struct Row {
+    std::string ranges;
+    long rank;
+    bool holds;
+  };
+  const std::vector<Row> rows = {
+      {"3", 3, true},           {"3", 4, false},          {"0-3,7,9-10", 0, true},
+      {"0-3,7,9-10", 3, true},  {"0-3,7,9-10", 7, true},  {"0-3,7,9-10", 10, true},
+      {"0-3,7,9-10", 4, false}, {"0-3,7,9-10", 8, false}, {"0-1023,2048-4095", 3000, true},
+      {"", 0, false},           {"3-", 3, false},         {"-3", 3, false},
+      {"3-1", 2, false},        {"3,", 3, false},         {",3", 3, false},
+      {"3 ", 3, false},         {"a", 0, false},          {"+3", 3, false},
+      {"1-+3", 2, false},       {"0-3", -1, false},
+  };
+  for (const Row& row : rows) {
+    INFO(row.ranges << " " << row.rank);
+    CHECK(ranges_hold(row.ranges, row.rank) == row.holds);
+  }
+}
+
 namespace {
 
 struct Line {

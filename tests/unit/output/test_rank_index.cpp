@@ -82,6 +82,60 @@ TEST_CASE("ranks.idx: a record cut at --record-limit gives what it holds", "[ran
   }
 }
 
+namespace {
+
+// The de-duplicated console of `lines` (each at its time, in ms) and its index, as the output
+// pump writes them.
+Labelled deduplicated(const std::vector<std::pair<RankLine, long>>& lines) {
+  Console console(ConsoleMode::dedup, {.window = Millis(100)});
+  Labelled out{.log = {}, .index = std::string(k_rank_index_header_groups)};
+  console.index_into(&out.index);
+  for (const auto& [line, at] : lines) {
+    console.tick(Millis(at), out.log);
+    console.line(line, Millis(at), out.log);
+  }
+  console.finish(out.log);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ranks.idx: each rank's output, byte for byte, from the de-duplicated console",
+          "[rank_index]") {
+  const Labelled rec = deduplicated({
+      {{.rank = 0, .text = "loading"}, 0},
+      {{.rank = 1, .text = "loading"}, 1},
+      {{.rank = 2, .text = "loading"}, 2},
+      {{.rank = 2, .text = "50%\r", .complete = false}, 3},
+      {{.rank = 0, .text = "50%\r", .complete = false}, 3},
+      {{.rank = 1, .text = "50%\r"}, 4},  // the same text, but ended: not the same line
+      {{.rank = -1, .text = "[proxy:0] the launcher's"}, 5},
+      {{.rank = 1, .text = "half ", .complete = false}, 6},
+      {{.rank = 10, .text = "[0] looks like a label"}, 7},
+      {{.rank = 1, .text = "loading"}, 300},  // the window has passed: a line of its own
+  });
+  CHECK(rec.log ==
+        "[0-2] loading\n[0,2] 50%\n[1] 50%\n[proxy:0] the launcher's\n[1] half \n"
+        "[10] [0] looks like a label\n[1] loading\n");
+  CHECK(indexed_rank_output(rec.log, rec.index, 0) == "loading\n50%\r");
+  CHECK(indexed_rank_output(rec.log, rec.index, 1) == "loading\n50%\r\nhalf loading\n");
+  CHECK(indexed_rank_output(rec.log, rec.index, 2) == "loading\n50%\r");
+  CHECK(indexed_rank_output(rec.log, rec.index, 10) == "[0] looks like a label\n");
+  CHECK(indexed_rank_output(rec.log, rec.index, 3).empty());
+  CHECK(indexed_rank_output(rec.log, rec.index, -1).empty());
+  // Cut at --record-limit: inside the first line's label nothing yet, inside its text the part.
+  const std::string entries = rec.index.substr(k_rank_index_header_groups.size());
+  for (const auto& [cut, rank1] : std::vector<std::pair<std::size_t, std::string>>{
+           {4, ""},
+           {8, "lo"},
+           {14, "loading\n"},
+           {rec.log.size(), "loading\n50%\r\nhalf loading\n"}}) {
+    INFO("cut at " << cut);
+    const std::string index = std::string(k_rank_index_header_groups) + cut_index(entries, cut);
+    CHECK(indexed_rank_output(rec.log.substr(0, cut), index, 1) == rank1);
+  }
+}
+
 TEST_CASE("ranks.idx: not an index, or one cut short, gives what it covers", "[rank_index]") {
   const Labelled rec = labelled(k_lines);
   CHECK(indexed_rank_output(rec.log, "0: hello\n", 0).empty());  // ranks.log's format
