@@ -12,7 +12,8 @@
 // fails on its own gets one line on stderr (rank_env.hpp's exit_report), which
 // ezpz reads back from the output; a rank stopped from outside (a signal to
 // its process group: the launcher tearing the job down) gets none, so a
-// 1000-rank Ctrl-C prints nothing. Its status is passed on as it was: the same
+// 1000-rank Ctrl-C prints nothing. After a failure's line it waits until the launcher has
+// read the output (let_output_leave). Its status is passed on as it was: the same
 // exit code, or death by the same signal (without a second core file).
 // Signals: launchers signal the rank's process group (Hydra, slurmstepd and
 // Open MPI's orted each give a rank its own group), which holds COMMAND too,
@@ -42,9 +43,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -428,6 +431,31 @@ long records_rank() {
   return (*rank != '\0' && *end == '\0' && value >= 0) ? value : -1;
 }
 
+// A failed rank's last lines are the ones its user needs (a traceback), and a launcher that ends
+// the job at a rank's failure may never pass them on: srun --kill-on-bad-exit stops the step when
+// slurmstepd reports the rank's exit, and stops reading the output still on its way (in 2 of 8
+// runs on the test cluster it lost some or all of a failed rank's 3,001 stderr lines). So a failed
+// rank's exit waits until the launcher has read our stdout and stderr (their pipes are empty),
+// then k_linger_ms more for the launcher's own hop (slurmstepd to srun): at most
+// k_drain_max_ms + k_linger_ms later, on a failure only.
+constexpr long k_drain_max_ms = 2000;
+constexpr long k_linger_ms = 250;
+
+// Bytes our stdout or stderr pipe still holds; 0 for anything else (a file, a terminal).
+int unread_bytes(int fd) {
+  struct stat info {};
+  int count = 0;
+  if (::fstat(fd, &info) != 0 || !S_ISFIFO(info.st_mode)) return 0;
+  return ::ioctl(fd, FIONREAD, &count) == 0 ? count : 0;
+}
+
+void let_output_leave() {
+  const long until = now_ms() + k_drain_max_ms;
+  while ((unread_bytes(STDOUT_FILENO) > 0 || unread_bytes(STDERR_FILENO) > 0) && now_ms() < until)
+    ::usleep(5000);
+  ::usleep(k_linger_ms * 1000);
+}
+
 // Ends this process as the child ended: its exit code, or its signal.
 [[noreturn]] void end_as(int status) {
   if (!WIFSIGNALED(status)) _exit(WEXITSTATUS(status));
@@ -506,6 +534,8 @@ std::string host_name() {
   if (status != 0 && !stopped && rank != nullptr) {
     const std::string line = ezpz::exit_report(rank, getpid(), host_name(), status) + "\n";
     (void)!::write(report_to, line.data(), line.size());
+    // Only what goes through the launcher can be lost there: ezpz reads a passed pipe itself.
+    if (report_to == STDERR_FILENO) let_output_leave();
   }
   end_as(status);
 }

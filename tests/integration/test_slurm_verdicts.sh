@@ -35,6 +35,19 @@ expect_eq "oom: the job's out of memory, one attempt" "1 application_error job_f
 expect_match "oom: srun's report of the killed task is kept" '^Killed$|killed by signal 9' \
   "$(verdict 1 '.failed_ranks[0].what')"
 
+# --- A failed rank's last lines, through srun: srun --kill-on-bad-exit stops reading the output on
+# its way once the step ends, so ezpz-rankenv exits only once srun has them (README: A failed
+# rank ends the job). Raw output: every line goes through srun. Bare srun lost some or all in 2
+# of 8 runs here, so three runs ------------------------------------------------------------------
+traceback=$(seq 1 3000 | sed 's/^/tb line /'; echo "LAST LINE")
+for try in 1 2 3; do
+  run_batch "traceback$try" -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --output raw -- \
+    sh -c 'if [ "$RANK" = 1 ]; then seq 1 3000 | sed "s/^/tb line /" >&2; echo "LAST LINE" >&2
+           exit 1; fi; sleep 2'
+  expect_eq "traceback $try: rank 1's 3,001 lines, all of them, in order (rc $rc)" "$traceback" \
+    "$(grep -E '^(tb line [0-9]+|LAST LINE)$' <<<"$err" | head -n 3001)"
+done
+
 # --- A rank that exits non-zero: srun ends the step itself (--kill-on-bad-exit=1 in ezpz's plan),
 # before ezpz's own --kill-on-bad-exit (10 s) would -------------------------------------------
 run_batch bad-exit -N4 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --output label -- \
