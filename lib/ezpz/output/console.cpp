@@ -124,7 +124,7 @@ std::size_t Deduplicator::cost(const Group& group) {
 std::size_t Deduplicator::joinable(const Entry& entry, const LastOfRank& last) const {
   const Copies& copies = entry.second;
   const std::vector<std::uint64_t>& seqs = copies.seqs;
-  if (!last.any || seqs[copies.head] > last.seq) return copies.head;
+  if (last.entry == nullptr || seqs[copies.head] > last.seq) return copies.head;
   // The rank is at the newest copy already (it printed the line first): none to join.
   if (last.seq >= seqs.back()) return seqs.size();
   // Its last line is one of these copies: the next one, where the hint says so; else a search.
@@ -188,10 +188,7 @@ Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* e
   copies.seqs.push_back(group.seq);
   last_entry_ = entry;
   bytes_ += cost(group);
-  return {.seq = group.seq,
-          .any = true,
-          .entry = entry,
-          .position = copies.dropped + copies.seqs.size() - 1};
+  return {.seq = group.seq, .entry = entry, .position = copies.dropped + copies.seqs.size() - 1};
 }
 
 // A shown group's buffers, for the next groups; a large one is let go (the bound above).
@@ -222,7 +219,7 @@ void Deduplicator::add(long rank, std::string_view text, bool complete, Millis n
     bytes_ -= cost(group);
     group.ranks.push_back(rank);
     bytes_ += cost(group);
-    last = {.seq = group.seq, .any = true, .entry = entry, .position = copies.dropped + copy};
+    last = {.seq = group.seq, .entry = entry, .position = copies.dropped + copy};
     last_entry_ = entry;
   } else {
     last = start(rank, Key{.text = text, .complete = complete, .hash = 0}, entry, now);

@@ -132,8 +132,7 @@ class Deduplicator {
   // one after it, found without a search. A hint only: checked before it is used.
   struct LastOfRank {
     std::uint64_t seq = 0;
-    bool any = false;
-    const Entry* entry = nullptr;
+    const Entry* entry = nullptr;  // null until the rank's first line; compared, never followed
     std::uint64_t position = 0;
   };
   Entry* entry_of(std::string_view text, bool complete);
