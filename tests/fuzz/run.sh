@@ -17,7 +17,9 @@ mkdir -p "$build"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DEZPZ_FUZZ=ON -DEZPZ_BUILD_TESTS=OFF \
   -DEZPZ_WITH_SMOKE=OFF -DEZPZ_WITH_STAGER=OFF >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
+build_start=$SECONDS
 cmake --build "$build" -j2 --target ezpz_fuzz
+echo "fuzz: built in $((SECONDS - build_start)) s"
 
 export UBSAN_OPTIONS=print_stacktrace=1
 # fuzz TARGET: run TARGET's fuzzer for SECONDS; its exit status goes to DIR/status.
