@@ -8,14 +8,16 @@
 // Open MPI's tag splitter, whole and in chunks: each rank gets the same bytes either way. The
 // labelled console of the lines, with its rank index (ranks.idx, rank_index.hpp), gives each
 // rank's bytes back, and a cut of both (--record-limit) a prefix of them; garbage as an index
-// must not crash. The de-duplicated console, with bounds and a clock from the input, shows
-// each rank's lines (their '\r' left off) every one once, in the rank's order.
+// must not crash; the line cutter hands on the same lines one by one and in runs. The
+// de-duplicated console, with bounds and a clock from the input, shows each rank's lines (their
+// '\r' left off) every one once, in the rank's order.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ezpz/output/console.hpp"
@@ -94,6 +96,40 @@ void check_index(const std::string& shown, const std::string& index, std::string
   }
 }
 
+// The line cutter hands on the same lines and pieces whether whole lines go one by one or in
+// runs (the labelled console's feed), for any bytes in any chunks.
+void check_cutter(std::string_view stream, std::uint8_t seed) {
+  using Pieces = std::vector<std::pair<std::string, bool>>;
+  Pieces one_by_one;
+  Pieces in_runs;
+  ezpz::output::LineCutter one(1 + seed % 16);
+  ezpz::output::LineCutter runs(1 + seed % 16);
+  const auto put_one = [&](std::string_view text, bool complete) {
+    one_by_one.emplace_back(text, complete);
+  };
+  const auto put_run = [&](std::string_view text, bool complete) {
+    in_runs.emplace_back(text, complete);
+  };
+  const auto put_lines = [&](std::string_view lines) {
+    check(!lines.empty() && lines.back() == '\n' && lines.find('\r') == std::string_view::npos);
+    for (std::size_t end; (end = lines.find('\n')) != std::string_view::npos;) {
+      put_run(lines.substr(0, end), true);
+      lines.remove_prefix(end + 1);
+    }
+  };
+  std::uint32_t state = seed | 1u;
+  for (std::size_t at = 0; at < stream.size();) {
+    state = state * 1103515245u + 12345u;
+    const std::string_view chunk = stream.substr(at, 1 + (state >> 8) % 97);
+    one.feed(chunk, put_one);
+    runs.feed(chunk, put_run, put_lines);
+    at += chunk.size();
+  }
+  one.flush(put_one);
+  runs.flush(put_run);
+  check(one_by_one == in_runs);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -104,6 +140,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ezpz::output::Console console(ezpz::output::ConsoleMode::label);
   std::string shown;
   std::string index;
+  console.index_into(&index);
   // Tight bounds from the first byte, so that the window and both caps all show lines.
   ezpz::output::Console dedup(ezpz::output::ConsoleMode::dedup,
                               {.window = ezpz::output::Millis(data[0] % 4),
@@ -117,9 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ezpz::output::RecordAssembler assembler([&](const RankLine& line) {
     check(line.text.find('\n') == std::string_view::npos);
     got[line.rank].append(line.text).append(line.complete ? "\n" : "");
-    const std::size_t before = shown.size();
-    console.line(line, ezpz::output::Millis(0), shown);
-    ezpz::output::append_index_entry(index, line, shown.size() - before);
+    console.line(line, ezpz::output::Millis(0), shown);  // and its entry into `index`
     if (line.rank < 0 || line.control) return;
     dedup.line(line, now, deduped);
     texts[line.rank].emplace_back(
@@ -158,6 +193,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     many.finish();
     check(whole == chunked);
+    check_cutter(stream, data[0]);
     const std::string header(ezpz::output::k_rank_index_header);
     ezpz::output::indexed_rank_output(stream, header + stream, 0);
     return 0;

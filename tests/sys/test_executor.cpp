@@ -634,8 +634,9 @@ for s in (a, b, e):
 
 // A "launcher" that is the Python `script`, given `argument`, labelled and recorded; it can
 // connect() to ezpz's socket for a stream ("-out", "-err").
-CapturedRun run_python_launcher(const TempDir& dir, const char* script,
-                                const std::string& argument = "") {
+CapturedRun run_python_launcher(const TempDir& dir, const std::string& script,
+                                const std::string& argument = "",
+                                ProcessOptions options = ProcessOptions()) {
   const std::string path = dir.file("ranks.py");
   std::ofstream(path) << R"(import os, socket, sys, time
 name = os.environ["EZPZ_OUTPUT_SOCKET"]
@@ -644,8 +645,8 @@ def connect(suffix):
     s.connect("\0" + name[1:] + suffix)
     return s
 )" << script;
-  return run_captured(dir, capturing_records(dir, ezpz::output::ConsoleMode::label),
-                      fmt::format("exec python3 {} {}", path, argument));
+  if (!options.console) options = capturing_records(dir, ezpz::output::ConsoleMode::label);
+  return run_captured(dir, options, fmt::format("exec python3 {} {}", path, argument));
 }
 
 TEST_CASE("ranks on ezpz's host send their records straight to it, each connection apart",
@@ -674,7 +675,7 @@ TEST_CASE("ranks on ezpz's host send their records straight to it, each connecti
 // redraw, "\r\n" cut between writes, a stamp line). What the rank wrote comes before what its
 // ezpz-rankenv says after it, here in the same instant. Refused, and answered so: a file passed
 // as a pipe, a pipe passed without the record; neither's text shows.
-constexpr const char* k_passed_pipes = R"(answers = []
+constexpr const char* k_pass_pipe = R"(answers = []
 def passed(suffix, record, fd):  # as ezpz-rankenv: lets go of the pipe once ezpz has it
     s = connect(suffix)
     socket.send_fds(s, [record], [fd])
@@ -682,7 +683,8 @@ def passed(suffix, record, fd):  # as ezpz-rankenv: lets go of the pipe once ezp
     if answers[-1] == "y":
         os.close(fd)
     return s
-r, w = os.pipe()
+)";
+constexpr const char* k_passed_pipes = R"(r, w = os.pipe()
 out = passed("-out", b"4! pipe\n", r)
 r, e = os.pipe()
 err = passed("-err", b"4! pipe\n", r)
@@ -709,7 +711,8 @@ TEST_CASE("ranks on ezpz's host pass it their own pipes, whose lines it cuts its
   TempDir dir;
   const std::string secret = dir.file("secret");
   std::ofstream(secret) << "5: not a pipe\n";
-  const CapturedRun run = run_python_launcher(dir, k_passed_pipes, secret);
+  const CapturedRun run =
+      run_python_launcher(dir, std::string(k_pass_pipe) + k_passed_pipes, secret);
   CHECK(run.outcome.exit_code == 0);
   CHECK(run.out == "answers y y n n\n[4] one\n[4] two\n[4] bar 50%\n[4] bar 100%\n[4] three\n");
   CHECK(run.err == "[4] err line\nezpz-rankenv: rank 4 (pid 7) on n01: exited with code 3\n");
@@ -725,6 +728,45 @@ TEST_CASE("ranks on ezpz's host pass it their own pipes, whose lines it cuts its
   CHECK(phases == std::vector<std::string>{"4 first_output", "4 ready", "6 exec"});
   REQUIRE(run.outcome.failed_rank_status.has_value());
   CHECK(*run.outcome.failed_rank_status == 3);
+}
+
+// A passed pipe's reads hold thousands of whole lines: the labelled console takes them in runs
+// (LineCutter's put_lines). Each is still labelled and indexed, a stamp among them is taken out,
+// and the tail is the end of the lines as the rank wrote them, from the start of a line.
+constexpr const char* k_passed_runs = R"(r, w = os.pipe()
+out = passed("-out", b"4! pipe\n", r)
+numbers = lambda first, last: b"".join(b"%d\n" % i for i in range(first, last + 1))
+os.write(w, numbers(1, 50000) + b"EZPZ_STAMP ready\n" + numbers(50001, 100000))
+os.close(w)
+out.close()
+)";
+
+TEST_CASE("a passed pipe's runs of whole lines are labelled, indexed and kept for the tail",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing_records(dir, ezpz::output::ConsoleMode::label);
+  options.tail_bytes = 1000;
+  const CapturedRun run =
+      run_python_launcher(dir, std::string(k_pass_pipe) + k_passed_runs, "", options);
+  std::string expected;
+  std::string wrote;
+  for (int i = 1; i <= 100000; ++i) {
+    expected += fmt::format("[4] {}\n", i);
+    wrote += fmt::format("{}\n", i);
+  }
+  CHECK(run.out == expected);
+  const std::string log = read_text_file(dir.file("output.log"));
+  CHECK(log == expected);
+  CHECK(ezpz::output::indexed_rank_output(log, read_text_file(dir.file("ranks.idx")), 4) == wrote);
+  const std::string& tail = run.outcome.output_tail;
+  CHECK(tail.size() >= 1000);
+  CHECK(tail.size() <= 2000);
+  CHECK(wrote.ends_with(tail));
+  CHECK((tail.size() == wrote.size() || wrote[wrote.size() - tail.size() - 1] == '\n'));
+  std::vector<std::string> phases;
+  for (const ezpz::output::Stamp& stamp : run.outcome.startup) phases.push_back(stamp.phase);
+  std::sort(phases.begin(), phases.end());
+  CHECK(phases == std::vector<std::string>{"first_output", "ready"});
 }
 
 // Where the console does not show every rank's line (rank0, dedup), ranks.log keeps them all.

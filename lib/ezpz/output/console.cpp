@@ -93,9 +93,8 @@ namespace {
 // its newline (a progress bar's redraw ending in '\r', a partial line after a quiet spell) too,
 // without the '\r' that would let the next line overwrite it.
 void shown_line(std::string_view text, std::string& out) {
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-  out += text;
-  out += '\n';
+  out += text.ends_with('\r') ? text.substr(0, text.size() - 1) : text;
+  out.push_back('\n');
 }
 
 void labelled(std::vector<long>& ranks, std::string_view text, std::string& out) {
@@ -156,17 +155,33 @@ Deduplicator::Entry* Deduplicator::entry_of(std::string_view text, bool complete
 
 namespace {
 
+// What a spare buffer holds of memory, its bookkeeping included.
+template <typename Buffer>
+std::size_t spare_size(const Buffer& buffer) {
+  return sizeof(Buffer) + buffer.capacity() * sizeof(typename Buffer::value_type);
+}
+
+}  // namespace
+
 // A spare buffer, emptied, or a new one.
 template <typename Buffer>
-Buffer take_spare(std::vector<Buffer>& spares) {
+Buffer Deduplicator::take_spare(std::vector<Buffer>& spares) {
   if (spares.empty()) return Buffer();
   Buffer buffer = std::move(spares.back());
   spares.pop_back();
+  spare_bytes_ -= spare_size(buffer);
   buffer.clear();
   return buffer;
 }
 
-}  // namespace
+// Keeps a shown group's buffer for the next groups, within the bounds (k_spare_bytes).
+template <typename Buffer>
+void Deduplicator::keep_spare(std::vector<Buffer>& spares, Buffer& buffer) {
+  const std::size_t size = spare_size(buffer);
+  if (size - sizeof(Buffer) > k_spare_max || spare_bytes_ + size > k_spare_bytes) return;
+  spares.push_back(std::move(buffer));
+  spare_bytes_ += size;
+}
 
 // A new group of `key`'s text, waiting; `entry`: its copies, nullptr when it has none yet.
 // Returns the rank's new last line.
@@ -193,10 +208,8 @@ Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* e
 
 // A shown group's buffers, for the next groups; a large one is let go (the bound above).
 void Deduplicator::recycle(Group& group) {
-  if (spare_texts_.size() < k_spares && group.text.capacity() <= k_spare_max)
-    spare_texts_.push_back(std::move(group.text));
-  if (spare_ranks_.size() < k_spares && group.ranks.capacity() * sizeof(long) <= k_spare_max)
-    spare_ranks_.push_back(std::move(group.ranks));
+  keep_spare(spare_texts_, group.text);
+  keep_spare(spare_ranks_, group.ranks);
 }
 
 Deduplicator::LastOfRank& Deduplicator::last_of(long rank) {
@@ -257,9 +270,7 @@ void Deduplicator::show_oldest(std::string& out) {
 void Deduplicator::forget_oldest_copy(const Group& group) {
   Copies& copies = group.entry->second;
   if (++copies.head == copies.seqs.size()) {
-    if (spare_seqs_.size() < k_spares &&
-        copies.seqs.capacity() * sizeof(std::uint64_t) <= k_spare_max)
-      spare_seqs_.push_back(std::move(copies.seqs));
+    keep_spare(spare_seqs_, copies.seqs);
     if (last_entry_ == group.entry) last_entry_ = nullptr;
     copies_.erase(copies_.find(group.entry->first));
     return;
@@ -291,6 +302,20 @@ void Console::index_into(std::string* index) {
   dedup_.index_into(index);
 }
 
+void Console::label_line(long rank, std::string_view text, std::string& out) {
+  if (rank != label_rank_) {
+    label_.clear();
+    append_rank_label(label_, rank);
+    label_rank_ = rank;
+  }
+  const std::size_t before = out.size();
+  out += label_;
+  shown_line(text, out);
+  if (index_ != nullptr) {
+    append_index_entry(*index_, RankLine{.rank = rank, .text = text}, out.size() - before);
+  }
+}
+
 void Console::line(const RankLine& line, Millis now, std::string& out) {
   const std::size_t before = out.size();
   if (line.rank < 0) {  // the launcher's own: after what waited before it, byte for byte
@@ -304,6 +329,7 @@ void Console::line(const RankLine& line, Millis now, std::string& out) {
   switch (mode_) {
     case ConsoleMode::raw:
     case ConsoleMode::label:
+      if (line.complete) return label_line(line.rank, line.text, out);
       labelled(line.rank, line.text, out);
       if (index_ != nullptr) append_index_entry(*index_, line, out.size() - before);
       return;

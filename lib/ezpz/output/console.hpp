@@ -92,6 +92,9 @@ class Deduplicator {
   // What the waiting lines hold (texts, rank lists, bookkeeping), for the memory bound.
   std::size_t pending_bytes() const { return bytes_; }
   std::size_t pending_lines() const { return groups_.size(); }
+  // Shown lines' buffers kept for reuse: at most k_spare_bytes.
+  std::size_t spare_bytes() const { return spare_bytes_; }
+  static constexpr std::size_t k_spare_bytes = 4 * 1024 * 1024;
 
  private:
   // A text and its hash, computed once per line: the map's find, erase and insert reuse it.
@@ -160,10 +163,17 @@ class Deduplicator {
   LastOfRank* last_of_last_rank_ = nullptr;
   LastOfRank& last_of(long rank);
   std::size_t bytes_ = 0;
-  // Shown groups' buffers, reused by the next ones: a line costs no allocation. At most
-  // k_spares of each, none over k_spare_max bytes: outside pending_bytes(), at most 192 KiB.
-  static constexpr std::size_t k_spares = 64;
+  // Shown groups' buffers, reused by the next ones: a line costs no allocation. None over
+  // k_spare_max bytes, k_spare_bytes in all (outside pending_bytes()): room for the buffers of
+  // the max_lines groups a window's end shows at once, at 100-byte lines. With 64 spares, as
+  // before, the next read's groups allocated and freed a text and a rank list each (a quarter
+  // of ezpz's instructions in a de-duplicated 10 MiB job; bench/README).
   static constexpr std::size_t k_spare_max = 1024;
+  std::size_t spare_bytes_ = 0;
+  template <typename Buffer>
+  Buffer take_spare(std::vector<Buffer>& spares);
+  template <typename Buffer>
+  void keep_spare(std::vector<Buffer>& spares, Buffer& buffer);
   std::vector<std::string> spare_texts_;
   std::vector<std::vector<long>> spare_ranks_;
   std::vector<std::vector<std::uint64_t>> spare_seqs_;
@@ -179,6 +189,9 @@ class Console {
   // modes that show every rank's every line (not rank0).
   void index_into(std::string* index);
   void line(const RankLine& line, Millis now, std::string& out);
+  // A whole line of `rank` in a labelled console (mode label): line()'s, in the fewest steps,
+  // for a run of a rank's lines (its label kept from the last).
+  void label_line(long rank, std::string_view text, std::string& out);
   void tick(Millis now, std::string& out) { dedup_.tick(now, out); }
   void finish(std::string& out) { dedup_.finish(out); }
   std::optional<Millis> due() const { return dedup_.due(); }
@@ -189,6 +202,8 @@ class Console {
   ConsoleMode mode_;
   Deduplicator dedup_;
   std::string* index_ = nullptr;
+  long label_rank_ = -1;  // whose label_ is
+  std::string label_;
 };
 
 }  // namespace ezpz::output

@@ -92,6 +92,34 @@ struct OutputPump::Stream {
     take(output::RankLine{.rank = rank, .text = text, .complete = complete});
   }
 
+  // Whole lines of a rank whose pipe ezpz reads itself, each ending in '\n', no '\r' among
+  // them: one loop, the run of them one line for the tail, and in a labelled console each
+  // written by Console::label_line.
+  void take_lines(long rank, std::string_view lines) {
+    const char* run = lines.data();  // the start of the lines not yet decoded
+    while (!lines.empty()) {
+      const auto end = static_cast<std::size_t>(
+          static_cast<const char*>(std::memchr(lines.data(), '\n', lines.size())) - lines.data());
+      const std::string_view text = lines.substr(0, end);
+      if (output::has_stamp_prefix(text) || console.mode() != output::ConsoleMode::label) {
+        decode_run(run, text.data());
+        take_raw(rank, text, true);
+        run = text.data() + end + 1;
+      } else {
+        console.label_line(rank, text, shown);
+      }
+      lines.remove_prefix(end + 1);
+    }
+    decode_run(run, lines.data());
+  }
+
+  // The lines from `from` to `to` (each ending in '\n'), labelled and indexed already.
+  void decode_run(const char* from, const char* to) {
+    if (from == to) return;
+    text_seen = true;
+    decoded.push_back({std::string_view(from, static_cast<std::size_t>(to - from) - 1), true});
+  }
+
   static std::int64_t wall_ns() {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     return std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
@@ -110,8 +138,8 @@ struct OutputPump::Stream {
   }
 
   // Appends to `tail` the end of the lines decoded since the last call, at least `bytes` of it
-  // (all when fewer), each line copied once, from the read (`tail` is dropped first when that
-  // alone fills it).
+  // (all when fewer) from the start of a line, each line copied once, from the read (`tail` is
+  // dropped first when that alone fills it). An entry may be a run of lines (take_lines).
   void move_decoded_end(std::string& tail, std::size_t bytes) {
     std::size_t first = decoded.size();
     std::size_t size = 0;
@@ -121,7 +149,12 @@ struct OutputPump::Stream {
     }
     if (size >= bytes) tail.clear();
     for (std::size_t i = first; i < decoded.size(); ++i) {
-      tail.append(decoded[i].text);
+      std::string_view text = decoded[i].text;
+      if (i == first && size > bytes) {  // the run's lines that `bytes` does not reach stay out
+        const std::size_t cut = text.rfind('\n', size - bytes - 1);
+        text.remove_prefix(cut == std::string_view::npos ? 0 : cut + 1);
+      }
+      tail.append(text);
       if (decoded[i].newline) tail += '\n';
     }
     decoded.clear();
@@ -340,9 +373,10 @@ std::size_t OutputPump::read_rank_pipe(Pipe& pipe, Sender& sender) {
   }
   const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
   take_read(pipe, data, [&] {
-    sender.cutter.feed(data, [&](std::string_view text, bool complete) {
-      stream.take_raw(sender.rank, text, complete);
-    });
+    sender.cutter.feed(
+        data,
+        [&](std::string_view text, bool complete) { stream.take_raw(sender.rank, text, complete); },
+        [&](std::string_view lines) { stream.take_lines(sender.rank, lines); });
   });
   return data.size();
 }

@@ -206,9 +206,11 @@ TEST_CASE("dedup: memory at 4,096 simulated ranks", "[console]") {
   std::string out;
   std::size_t peak = 0;
   Millis now(0);
+  std::size_t spare_peak = 0;
   RecordAssembler assembler([&](const RankLine& line) {
     console.line(line, now, out);
     peak = std::max(peak, console.deduplicator().pending_bytes());
+    spare_peak = std::max(spare_peak, console.deduplicator().spare_bytes());
   });
   for (int step = 0; step < 8; ++step) {
     std::string stream;
@@ -229,7 +231,11 @@ TEST_CASE("dedup: memory at 4,096 simulated ranks", "[console]") {
   std::size_t shown_lines = 0;
   for (char c : out) shown_lines += c == '\n';
   CHECK(peak <= limits.max_bytes);
+  CHECK(spare_peak > 0);                             // the shown lines' buffers are kept...
+  CHECK(spare_peak <= Deduplicator::k_spare_bytes);  // ...within their bound
   CHECK(out.find("[0-4095] loading checkpoint shard 0\n") != std::string::npos);
   CHECK(shown_lines == 4 + 4 * 4096);
-  WARN("dedup at 4096 ranks: peak waiting " << peak << " bytes (bound " << limits.max_bytes << ")");
+  WARN("dedup at 4096 ranks: peak waiting " << peak << " bytes (bound " << limits.max_bytes
+                                            << "), spare buffers " << spare_peak << " (bound "
+                                            << Deduplicator::k_spare_bytes << ")");
 }

@@ -110,14 +110,29 @@ TEST_CASE("the encoder sends whole lines and redraws, and keeps a partial line",
 namespace {
 
 // What a cutter holding at most 8 bytes hands on for `chunks` fed one after another, each
-// piece as "text|" and each line as "text$"; flushed at the end when `flush`.
-std::string cut(const std::vector<std::string>& chunks, bool flush) {
+// piece as "text|" and each line as "text$"; flushed at the end when `flush`. `runs`: whole
+// lines in runs (the feed ezpz's console uses), each line of a run as "text$" too.
+std::string cut(const std::vector<std::string>& chunks, bool flush, bool runs) {
   std::string out;
   LineCutter cutter(8);
   const auto put = [&](std::string_view text, bool complete) {
     out.append(text).append(complete ? "$" : "|");
   };
-  for (const auto& chunk : chunks) cutter.feed(chunk, put);
+  const auto put_lines = [&](std::string_view lines) {
+    CHECK(lines.ends_with('\n'));
+    CHECK(lines.find('\r') == std::string_view::npos);
+    for (std::size_t end; (end = lines.find('\n')) != std::string_view::npos;) {
+      put(lines.substr(0, end), true);
+      lines.remove_prefix(end + 1);
+    }
+  };
+  for (const auto& chunk : chunks) {
+    if (runs) {
+      cutter.feed(chunk, put, put_lines);
+    } else {
+      cutter.feed(chunk, put);
+    }
+  }
   if (!flush) return out;
   cutter.flush(put);
   CHECK_FALSE(cutter.holding());
@@ -143,10 +158,14 @@ TEST_CASE("the line cutter hands on lines, redraws and pieces; the rest waits", 
       {{"bar\r"}, true, "bar\r|"},
       {{"0123456789abcdefXYZ"}, false, "0123456789abcdef|"},  // whole multiples of hold_max
       {{"01234", "56789\n"}, false, "0123456789$"},
+      {{"one\ntwo\nthr", "ee\nfour\nfi", "ve"}, true, "one$two$three$four$five|"},
+      {{"a\nb\r", "\nc\n"}, false, "a$b\r$c$"},  // the '\r' last: one by one
+      {{"0123456789abcdefXYZ", "W\nx\n"}, false, "0123456789abcdef|XYZW$x$"},
   };
   for (const Row& row : rows) {
     INFO(row.expected);
-    CHECK(cut(row.chunks, row.flush) == row.expected);
+    CHECK(cut(row.chunks, row.flush, false) == row.expected);
+    CHECK(cut(row.chunks, row.flush, true) == row.expected);
   }
 }
 
