@@ -730,9 +730,10 @@ TEST_CASE("ranks on ezpz's host pass it their own pipes, whose lines it cuts its
   CHECK(*run.outcome.failed_rank_status == 3);
 }
 
-// A passed pipe's reads hold thousands of whole lines: the labelled console takes them in runs
-// (LineCutter's put_lines). Each is still labelled and indexed, a stamp among them is taken out,
-// and the tail is the end of the lines as the rank wrote them, from the start of a line.
+// A passed pipe's reads hold thousands of whole lines: the console takes them in runs
+// (LineCutter's put_lines, the pump's take_lines). Each is still labelled and indexed, a stamp
+// among them is taken out, and the tail is the end of the lines as the rank wrote them, from
+// the start of a line.
 constexpr const char* k_passed_runs = R"(r, w = os.pipe()
 out = passed("-out", b"4! pipe\n", r)
 numbers = lambda first, last: b"".join(b"%d\n" % i for i in range(first, last + 1))
@@ -741,32 +742,37 @@ os.close(w)
 out.close()
 )";
 
+// With one rank, de-duplication joins nothing and shows every line as labelling does.
 TEST_CASE("a passed pipe's runs of whole lines are labelled, indexed and kept for the tail",
           "[executor][capture]") {
-  TempDir dir;
-  ProcessOptions options = capturing_records(dir, ezpz::output::ConsoleMode::label);
-  options.tail_bytes = 1000;
-  const CapturedRun run =
-      run_python_launcher(dir, std::string(k_pass_pipe) + k_passed_runs, "", options);
   std::string expected;
   std::string wrote;
   for (int i = 1; i <= 100000; ++i) {
     expected += fmt::format("[4] {}\n", i);
     wrote += fmt::format("{}\n", i);
   }
-  CHECK(run.out == expected);
-  const std::string log = read_text_file(dir.file("output.log"));
-  CHECK(log == expected);
-  CHECK(ezpz::output::indexed_rank_output(log, read_text_file(dir.file("ranks.idx")), 4) == wrote);
-  const std::string& tail = run.outcome.output_tail;
-  CHECK(tail.size() >= 1000);
-  CHECK(tail.size() <= 2000);
-  CHECK(wrote.ends_with(tail));
-  CHECK((tail.size() == wrote.size() || wrote[wrote.size() - tail.size() - 1] == '\n'));
-  std::vector<std::string> phases;
-  for (const ezpz::output::Stamp& stamp : run.outcome.startup) phases.push_back(stamp.phase);
-  std::sort(phases.begin(), phases.end());
-  CHECK(phases == std::vector<std::string>{"first_output", "ready"});
+  for (const auto mode : {ezpz::output::ConsoleMode::label, ezpz::output::ConsoleMode::dedup}) {
+    INFO(ezpz::output::console_mode_name(mode));
+    TempDir dir;
+    ProcessOptions options = capturing_records(dir, mode);
+    options.tail_bytes = 1000;
+    const CapturedRun run =
+        run_python_launcher(dir, std::string(k_pass_pipe) + k_passed_runs, "", options);
+    CHECK(run.out == expected);
+    const std::string log = read_text_file(dir.file("output.log"));
+    CHECK(log == expected);
+    CHECK(ezpz::output::indexed_rank_output(log, read_text_file(dir.file("ranks.idx")), 4) ==
+          wrote);
+    const std::string& tail = run.outcome.output_tail;
+    CHECK(tail.size() >= 1000);
+    CHECK(tail.size() <= 2000);
+    CHECK(wrote.ends_with(tail));
+    CHECK((tail.size() == wrote.size() || wrote[wrote.size() - tail.size() - 1] == '\n'));
+    std::vector<std::string> phases;
+    for (const ezpz::output::Stamp& stamp : run.outcome.startup) phases.push_back(stamp.phase);
+    std::sort(phases.begin(), phases.end());
+    CHECK(phases == std::vector<std::string>{"first_output", "ready"});
+  }
 }
 
 // Where the console does not show every rank's line (rank0, dedup), ranks.log keeps them all.

@@ -97,13 +97,6 @@ void shown_line(std::string_view text, std::string& out) {
   out.push_back('\n');
 }
 
-void labelled(std::vector<long>& ranks, std::string_view text, std::string& out) {
-  out += '[';
-  append_rank_ranges(out, ranks);
-  out += "] ";
-  shown_line(text, out);
-}
-
 // One rank's line: its number written in place, no range list to build (most lines).
 void labelled(long rank, std::string_view text, std::string& out) {
   append_rank_label(out, rank);
@@ -254,10 +247,22 @@ void Deduplicator::index_group(const Group& group, std::size_t length) {
   }
 }
 
+// "[0-7] " for a group of those ranks; `ranks` is sorted in place. Kept from the last group
+// shown, whose ranks, in the order they joined, are most often the next one's too.
+const std::string& Deduplicator::label_of(std::vector<long>& ranks) {
+  if (ranks == label_ranks_) return label_;
+  label_ranks_ = ranks;
+  label_.assign(1, '[');
+  append_rank_ranges(label_, ranks);
+  label_ += "] ";
+  return label_;
+}
+
 void Deduplicator::show_oldest(std::string& out) {
   Group& group = groups_.front();
   const std::size_t before = out.size();
-  labelled(group.ranks, group.text, out);  // one rank or many: written in place either way
+  out += label_of(group.ranks);  // one rank or many
+  shown_line(group.text, out);
   if (index_ != nullptr) index_group(group, out.size() - before);
   forget_oldest_copy(group);
   bytes_ -= cost(group);

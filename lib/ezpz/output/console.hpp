@@ -142,6 +142,9 @@ class Deduplicator {
   std::size_t joinable(const Entry& entry, const LastOfRank& last) const;
   LastOfRank start(long rank, const Key& key, Entry* entry, Millis now);
   void show_oldest(std::string& out);
+  const std::string& label_of(std::vector<long>& ranks);
+  std::vector<long> label_ranks_;  // the ranks of the last group shown, as they joined...
+  std::string label_;              // ...and its label
   void index_group(const Group& group, std::size_t length);
   void recycle(Group& group);
   static std::size_t cost(const Group& group);
