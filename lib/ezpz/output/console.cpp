@@ -136,13 +136,12 @@ std::size_t key_hash(std::string_view text, bool complete) {
 
 }  // namespace
 
-// The waiting copies' entry of `text`; nullptr when none waits.
-Deduplicator::Entry* Deduplicator::entry_of(std::string_view text, bool complete) {
-  if (last_entry_ != nullptr && last_entry_->first.complete == complete &&
-      last_entry_->first.text == text)
-    return last_entry_;
-  const auto found =
-      copies_.find(Key{.text = text, .complete = complete, .hash = key_hash(text, complete)});
+// The waiting copies' entry of `key`'s text; nullptr when none waits. Where it looks the map
+// up, it sets `key.hash`: so always when it returns nullptr.
+Deduplicator::Entry* Deduplicator::entry_of(Key& key) {
+  if (last_entry_ != nullptr && last_entry_->first == key) return last_entry_;
+  key.hash = key_hash(key.text, key.complete);
+  const auto found = copies_.find(key);
   return found == copies_.end() ? nullptr : &*found;
 }
 
@@ -176,6 +175,31 @@ void Deduplicator::keep_spare(std::vector<Buffer>& spares, Buffer& buffer) {
   spare_bytes_ += size;
 }
 
+// A map entry for `key`: a spare node's (its copies' list kept), or a new one.
+Deduplicator::Entry* Deduplicator::new_entry(const Key& key) {
+  if (spare_nodes_.empty()) return &*copies_.try_emplace(key).first;
+  CopiesMap::node_type node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  spare_bytes_ -= node_size(node);
+  node.key() = key;
+  node.mapped().seqs.clear();
+  node.mapped().head = 0;
+  node.mapped().dropped = 0;
+  return &*copies_.insert(std::move(node)).position;
+}
+
+// Keeps an erased entry's node for the next text, within the bounds (k_spare_bytes).
+void Deduplicator::keep_node(CopiesMap::node_type node) {
+  const std::size_t size = node_size(node);
+  if (size > k_spare_max || spare_bytes_ + size > k_spare_bytes) return;
+  spare_nodes_.push_back(std::move(node));
+  spare_bytes_ += size;
+}
+
+std::size_t Deduplicator::node_size(const CopiesMap::node_type& node) {
+  return sizeof(Entry) + 2 * sizeof(void*) + spare_size(node.mapped().seqs);
+}
+
 // A new group of `key`'s text, waiting; `entry`: its copies, nullptr when it has none yet.
 // Returns the rank's new last line.
 Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* entry, Millis now) {
@@ -187,10 +211,8 @@ Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* e
   group.text.assign(key.text);
   group.ranks.push_back(rank);
   if (entry == nullptr) {  // keyed by this group's text: the line's own is gone after this call
-    const Key own{
-        .text = group.text, .complete = key.complete, .hash = key_hash(group.text, key.complete)};
-    entry = group.entry = &*copies_.try_emplace(own).first;
-    entry->second.seqs = take_spare(spare_seqs_);
+    entry = group.entry =
+        new_entry(Key{.text = group.text, .complete = key.complete, .hash = key.hash});
   }
   Copies& copies = entry->second;
   copies.seqs.push_back(group.seq);
@@ -217,7 +239,8 @@ void Deduplicator::add(long rank, std::string_view text, bool complete, Millis n
                        std::string& out) {
   tick(now, out);
   LastOfRank& last = last_of(rank);
-  Entry* entry = entry_of(text, complete);
+  Key key{.text = text, .complete = complete, .hash = 0};
+  Entry* entry = entry_of(key);
   const std::size_t copy = entry != nullptr ? joinable(*entry, last) : 0;
   if (entry != nullptr && copy < entry->second.seqs.size()) {
     const Copies& copies = entry->second;
@@ -228,7 +251,7 @@ void Deduplicator::add(long rank, std::string_view text, bool complete, Millis n
     last = {.seq = group.seq, .entry = entry, .position = copies.dropped + copy};
     last_entry_ = entry;
   } else {
-    last = start(rank, Key{.text = text, .complete = complete, .hash = 0}, entry, now);
+    last = start(rank, key, entry, now);
   }
   while (groups_.size() > limits_.max_lines || (bytes_ > limits_.max_bytes && !groups_.empty())) {
     show_oldest(out);
@@ -275,9 +298,8 @@ void Deduplicator::show_oldest(std::string& out) {
 void Deduplicator::forget_oldest_copy(const Group& group) {
   Copies& copies = group.entry->second;
   if (++copies.head == copies.seqs.size()) {
-    keep_spare(spare_seqs_, copies.seqs);
     if (last_entry_ == group.entry) last_entry_ = nullptr;
-    copies_.erase(copies_.find(group.entry->first));
+    keep_node(copies_.extract(copies_.find(group.entry->first)));
     return;
   }
   group.entry->first.text = groups_[copies.seqs[copies.head] - group.seq].text;

@@ -138,7 +138,8 @@ class Deduplicator {
     const Entry* entry = nullptr;  // null until the rank's first line; compared, never followed
     std::uint64_t position = 0;
   };
-  Entry* entry_of(std::string_view text, bool complete);
+  Entry* entry_of(Key& key);
+  Entry* new_entry(const Key& key);
   std::size_t joinable(const Entry& entry, const LastOfRank& last) const;
   LastOfRank start(long rank, const Key& key, Entry* entry, Millis now);
   void show_oldest(std::string& out);
@@ -179,7 +180,11 @@ class Deduplicator {
   void keep_spare(std::vector<Buffer>& spares, Buffer& buffer);
   std::vector<std::string> spare_texts_;
   std::vector<std::vector<long>> spare_ranks_;
-  std::vector<std::vector<std::uint64_t>> spare_seqs_;
+  // Erased entries' nodes (each with its list of copies), for the next distinct texts: a text
+  // costs no node of its own, as a line costs no buffer.
+  std::vector<CopiesMap::node_type> spare_nodes_;
+  void keep_node(CopiesMap::node_type node);
+  static std::size_t node_size(const CopiesMap::node_type& node);
 };
 
 // One stream (the launcher's stdout or its stderr) as the console shows it. A line that is not a
