@@ -97,12 +97,6 @@ void shown_line(std::string_view text, std::string& out) {
   out.push_back('\n');
 }
 
-// One rank's line: its number written in place, no range list to build (most lines).
-void labelled(long rank, std::string_view text, std::string& out) {
-  append_rank_label(out, rank);
-  shown_line(text, out);
-}
-
 }  // namespace
 
 // The text, its rank list and a map entry's worth of bookkeeping.
@@ -329,7 +323,7 @@ void Console::index_into(std::string* index) {
   dedup_.index_into(index);
 }
 
-void Console::label_line(long rank, std::string_view text, std::string& out) {
+void Console::label_line(long rank, std::string_view text, bool complete, std::string& out) {
   if (rank != label_rank_) {
     label_.clear();
     append_rank_label(label_, rank);
@@ -339,12 +333,12 @@ void Console::label_line(long rank, std::string_view text, std::string& out) {
   out += label_;
   shown_line(text, out);
   if (index_ != nullptr) {
-    append_index_entry(*index_, RankLine{.rank = rank, .text = text}, out.size() - before);
+    append_index_entry(*index_, RankLine{.rank = rank, .text = text, .complete = complete},
+                       out.size() - before);
   }
 }
 
 void Console::line(const RankLine& line, Millis now, std::string& out) {
-  const std::size_t before = out.size();
   if (line.rank < 0) {  // the launcher's own: after what waited before it, byte for byte
     dedup_.finish(out);
     const std::size_t own = out.size();
@@ -356,10 +350,7 @@ void Console::line(const RankLine& line, Millis now, std::string& out) {
   switch (mode_) {
     case ConsoleMode::raw:
     case ConsoleMode::label:
-      if (line.complete) return label_line(line.rank, line.text, out);
-      labelled(line.rank, line.text, out);
-      if (index_ != nullptr) append_index_entry(*index_, line, out.size() - before);
-      return;
+      return label_line(line.rank, line.text, line.complete, out);
     case ConsoleMode::rank0:
       if (line.rank == 0) shown_line(line.text, out);
       return;

@@ -92,7 +92,7 @@ class Deduplicator {
   // What the waiting lines hold (texts, rank lists, bookkeeping), for the memory bound.
   std::size_t pending_bytes() const { return bytes_; }
   std::size_t pending_lines() const { return groups_.size(); }
-  // Shown lines' buffers kept for reuse: at most k_spare_bytes.
+  // Shown lines' buffers and gone texts' map nodes kept for reuse: at most k_spare_bytes.
   std::size_t spare_bytes() const { return spare_bytes_; }
   static constexpr std::size_t k_spare_bytes = 4 * 1024 * 1024;
 
@@ -197,9 +197,9 @@ class Console {
   // modes that show every rank's every line (not rank0).
   void index_into(std::string* index);
   void line(const RankLine& line, Millis now, std::string& out);
-  // A whole line of `rank` in a labelled console (mode label): line()'s, in the fewest steps,
+  // A line of `rank` in a labelled console (mode label), as line() shows it, in the fewest steps:
   // for a run of a rank's lines (its label kept from the last).
-  void label_line(long rank, std::string_view text, std::string& out);
+  void label_line(long rank, std::string_view text, bool complete, std::string& out);
   void tick(Millis now, std::string& out) { dedup_.tick(now, out); }
   void finish(std::string& out) { dedup_.finish(out); }
   std::optional<Millis> due() const { return dedup_.due(); }

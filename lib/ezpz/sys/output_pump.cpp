@@ -109,7 +109,7 @@ struct OutputPump::Stream {
         take_raw(rank, text, true);
         run = text.data() + end + 1;
       } else if (labelled) {
-        console.label_line(rank, text, shown);
+        console.label_line(rank, text, true, shown);
       } else {
         console.line(output::RankLine{.rank = rank, .text = text}, now, shown);
       }
