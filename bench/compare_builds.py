@@ -55,6 +55,7 @@ def cases(scratch):
     return [
         ("ezpz launch -n 2 -- /bin/true", "ezpz", launch, {}),
         ("  same, mpiexec = /bin/true", "ezpz", launch, noop),
+        ("  same, --output raw", "ezpz", ["launch", "--output", "raw"] + launch[1:], {}),
         ("ezpz launch --dry-run -n 2", "ezpz", ["launch", "--dry-run"] + launch[1:], {}),
         ("--dry-run, Polaris 2 x 4", "ezpz", ["launch", "--dry-run", "--", "python3", "t.py"],
          polaris),

@@ -206,8 +206,9 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   p.idle_timeout = to_ms(o.idle_timeout_s);
   p.output_record_limit = o.record_limit;
   // Without a reason to read the output it is left alone: the ranks write straight to ezpz's
-  // own stdout and stderr, as with no launcher in between.
-  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || o.console;
+  // own stdout and stderr, as with no launcher in between (raw's passed pipes are none).
+  const bool rank_aware = o.console && *o.console != output::ConsoleMode::raw;
+  p.capture_output = !o.no_record || o.idle_timeout_s > 0 || failover(o) || rank_aware;
   p.console = o.console;
   if (o.kill_on_bad_exit_s) p.stop_after_rank_failure = to_ms(*o.kill_on_bad_exit_s);
   if (failover(o) && !matcher.empty()) {
@@ -294,9 +295,12 @@ output::ConsoleMode console_mode(const AttemptOptions& o, const Env& env) {
 }
 
 // The console mode the pump applies: only where ezpz-rankenv writes records (the plan says so).
+// raw: where the ranks can pass ezpz their pipes.
 std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
                                                    const LaunchPlan& plan) {
-  if (mode == output::ConsoleMode::raw) return std::nullopt;
+  if (mode == output::ConsoleMode::raw) {
+    return plan.ranks_can_pass_pipes ? std::optional(mode) : std::nullopt;
+  }
   const auto records = [](const auto& entry) { return entry.first == output::k_records_variable; };
   if (std::any_of(plan.env.begin(), plan.env.end(), records)) return mode;
   log::info(

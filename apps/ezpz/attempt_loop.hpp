@@ -52,7 +52,8 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& options);
 // or not). Not raw: the plan asks ezpz-rankenv for rank records (PlanOptions::output_records).
 output::ConsoleMode console_mode(const AttemptOptions& options, const Env& env);
 // The console mode the pump applies (AttemptOptions::console): `mode`, where the plan has the
-// ranks write records; else nullopt, said once under -v (torchrun, Open MPI, --no-rank-env).
+// ranks write records (raw: pass their pipes); else nullopt, said once under -v (torchrun, Open
+// MPI, --no-rank-env) unless raw.
 std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
                                                    const LaunchPlan& plan);
 

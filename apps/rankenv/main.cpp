@@ -40,6 +40,10 @@
 // control records: `exec` (its own start), `first_output`, and the program's
 // "EZPZ_STAMP phase" lines, which it takes out of the output (of a pipe it
 // passed, ezpz stamps the last two itself).
+// With EZPZ_OUTPUT_RECORDS=pipes (`--output raw`) it writes no records: where
+// ezpz listens (EZPZ_OUTPUT_SOCKET), it passes ezpz a pipe for each stream
+// before COMMAND starts, and COMMAND writes to those ezpz took; elsewhere the
+// output is left alone.
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -158,7 +162,7 @@ struct ExecRequest {
   char** argv;
   const sigset_t* mask;
   bool chld_ignored;
-  const int* outputs;  // COMMAND's stdout and stderr (records mode), or null
+  const int* outputs;  // COMMAND's stdout and stderr (-1: ours), or null: ours
   pid_t parent;
   int error = 0;  // exec's errno; 0 once it succeeded
 };
@@ -172,9 +176,9 @@ int exec_child(void* argument) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != request.parent) return 137;           // we died before prctl took hold
   if (request.chld_ignored) ::signal(SIGCHLD, SIG_IGN);  // its own copy: no CLONE_SIGHAND
-  if (request.outputs != nullptr) {
-    ::dup2(request.outputs[0], STDOUT_FILENO);
-    ::dup2(request.outputs[1], STDERR_FILENO);
+  if (request.outputs != nullptr) {                      // -1: the one we were given
+    if (request.outputs[0] >= 0) ::dup2(request.outputs[0], STDOUT_FILENO);
+    if (request.outputs[1] >= 0) ::dup2(request.outputs[1], STDERR_FILENO);
   }
   ::sigprocmask(SIG_SETMASK, request.mask, nullptr);
   execvp(request.argv[0], request.argv);
@@ -281,26 +285,63 @@ std::array<int, 2> connect_to_ezpz(const std::string& name) {
   return fds;
 }
 
+// Sends ezpz the read end of one of the rank's pipes (pipe_record()); false where it could not go.
+bool offer_pipe(int connection, int read_end, long rank) {
+  // One read of ezpz's takes all the pipe holds (k_passed_pipe_size). A user over the kernel's
+  // limit on pipe memory keeps the default.
+  ::fcntl(read_end, F_SETPIPE_SZ, static_cast<int>(ezpz::output::k_passed_pipe_size));
+  return ezpz::sys::send_with_fd(connection, ezpz::output::pipe_record(rank), read_end);
+}
+
+// ezpz's answer to offer_pipe(): true once it has taken the pipe, which we then let go of.
+bool pipe_taken(int connection, int read_end) {
+  char answer = 0;
+  ssize_t got = -1;
+  do got = ::read(connection, &answer, 1);
+  while (got < 0 && errno == EINTR);
+  if (got != 1 || answer != ezpz::output::k_pipe_taken) return false;
+  ::close(read_end);
+  return true;
+}
+
 // Hands the read end of one of the rank's pipes to ezpz over its connection: ezpz reads the
 // rank's bytes itself, and none passes through here. Returns what is left to relay: -1 once
 // ezpz has taken it; the pipe itself where there is no connection, or the message could not
 // go, or ezpz refused it (or the kernel dropped it: no descriptor left in ezpz). Until ezpz
 // answers, the rank's output waits in the pipe, which both still hold.
 int pass_pipe(int connection, int read_end, long rank) {
-  if (connection < 0) return read_end;
-  // One read of ezpz's takes all the pipe holds (k_passed_pipe_size). A user over the kernel's
-  // limit on pipe memory keeps the default.
-  ::fcntl(read_end, F_SETPIPE_SZ, static_cast<int>(ezpz::output::k_passed_pipe_size));
-  if (!ezpz::sys::send_with_fd(connection, ezpz::output::pipe_record(rank), read_end)) {
-    return read_end;
+  if (connection < 0 || !offer_pipe(connection, read_end, rank)) return read_end;
+  return pipe_taken(connection, read_end) ? -1 : read_end;
+}
+
+// `--output raw` (k_pipes_only), where ezpz listens on this host: a pipe for each of the rank's
+// streams, passed to ezpz before the rank starts, so a pipe ezpz refuses is never the rank's (it
+// keeps ours) and nothing here relays. ezpz passes the bytes on as they come. The connections
+// carry only our own lines.
+struct PassedPipes {
+  std::array<int, 2> direct = {-1, -1};   // the connections; -1: none, the output left alone
+  std::array<int, 2> outputs = {-1, -1};  // the rank's stdout and stderr; -1: ours
+};
+
+// Both pipes are offered before either answer is awaited: the rank waits for one round trip
+// through ezpz's loop, not two.
+PassedPipes pass_pipes_first(const std::string& ezpz_socket, long rank) {
+  PassedPipes passed{.direct = connect_to_ezpz(ezpz_socket)};
+  int ends[2][2] = {{-1, -1}, {-1, -1}};
+  bool offered[2] = {false, false};
+  for (std::size_t i = 0; i < 2 && passed.direct[0] >= 0; ++i) {
+    offered[i] = ::pipe2(ends[i], O_CLOEXEC) == 0 && offer_pipe(passed.direct[i], ends[i][0], rank);
   }
-  char answer = 0;
-  ssize_t got = -1;
-  do got = ::read(connection, &answer, 1);
-  while (got < 0 && errno == EINTR);
-  if (got != 1 || answer != ezpz::output::k_pipe_taken) return read_end;
-  ::close(read_end);
-  return -1;
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (offered[i] && pipe_taken(passed.direct[i], ends[i][0])) {
+      passed.outputs[i] = ends[i][1];
+      continue;
+    }
+    for (const int fd : ends[i]) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  return passed;
 }
 
 // One of the rank's two streams: its pipe, where its records go, and the records on their way.
@@ -420,12 +461,20 @@ bool relay_and_wait(const Child& child, int signals, Relay* const* relays, int& 
   return stopped;
 }
 
-// The rank, when ezpz asked for records (EZPZ_OUTPUT_RECORDS=1) and a launcher set RANK; -1
-// otherwise: the output is left alone.
-long records_rank() {
+// Whether ezpz asked for the rank's output (EZPZ_OUTPUT_RECORDS) as `value`.
+bool output_wanted_as(const char* value) {
   const char* wanted = std::getenv(ezpz::output::k_records_variable);
+  return wanted != nullptr && std::strcmp(wanted, value) == 0;
+}
+
+// The rank, when ezpz asked for its output (records, or its pipes) and a launcher set RANK; -1
+// otherwise: the output is left alone.
+long output_rank() {
   const char* rank = std::getenv("RANK");
-  if (wanted == nullptr || std::strcmp(wanted, "1") != 0 || rank == nullptr) return -1;
+  if (rank == nullptr || !(output_wanted_as(ezpz::output::k_records_on) ||
+                           output_wanted_as(ezpz::output::k_pipes_only))) {
+    return -1;
+  }
   char* end = nullptr;
   const long value = std::strtol(rank, &end, 10);
   return (*rank != '\0' && *end == '\0' && value >= 0) ? value : -1;
@@ -485,14 +534,18 @@ std::string host_name() {
   const sigset_t waited = waited_signals();
   sigset_t original;
   ::sigprocmask(SIG_BLOCK, &waited, &original);
-  const long rank_number = records_rank();
+  const long rank_number = output_rank();
+  const bool pipes_only = rank_number >= 0 && output_wanted_as(ezpz::output::k_pipes_only);
+  const PassedPipes passed =
+      pipes_only ? pass_pipes_first(ezpz_socket, rank_number) : PassedPipes{};
   int out_pipe[2] = {-1, -1};
   int err_pipe[2] = {-1, -1};
-  const int signals = rank_number >= 0 ? ::signalfd(-1, &waited, SFD_CLOEXEC) : -1;
+  const int signals = rank_number >= 0 && !pipes_only ? ::signalfd(-1, &waited, SFD_CLOEXEC) : -1;
   const bool records =
       signals >= 0 && ::pipe2(out_pipe, O_CLOEXEC) == 0 && ::pipe2(err_pipe, O_CLOEXEC) == 0;
   const int outputs[2] = {out_pipe[1], err_pipe[1]};
-  const Child child = start_child(argv, original, chld_ignored, records ? outputs : nullptr);
+  const Child child =
+      start_child(argv, original, chld_ignored, records ? outputs : passed.outputs.data());
   if (child.pid < 0) {  // no child: run as before, unsupervised
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
     if (chld_ignored) ::signal(SIGCHLD, SIG_IGN);
@@ -524,6 +577,10 @@ std::string host_name() {
     out.send();
     stopped = relay_and_wait(child, signals, relays, status);
   } else {
+    for (const int fd : passed.outputs) {
+      if (fd >= 0) ::close(fd);
+    }
+    if (passed.direct[1] >= 0) report_to = passed.direct[1];
     stopped = wait_for(child, waited, status);
   }
   if (child.exec_error != 0) {

@@ -61,6 +61,19 @@ expect_match "rankenv records, no ezpz to reach: stderr's, then the report" \
   "^3: oops
 ezpz-rankenv: rank 3 \(pid [0-9]+\) on [^ ]+: exited with code 4\$" "$(cat "$scratch/records.err")"
 
+# --output raw's EZPZ_OUTPUT_RECORDS=pipes where ezpz is not there to take the pipes: the rank
+# writes to ezpz-rankenv's own stdout and stderr, unchanged (no records, no pipe in between), and
+# the report stays a plain line on stderr.
+env -i PATH=/usr/bin:/bin RANK=3 EZPZ_OUTPUT_RECORDS=pipes EZPZ_OUTPUT_SOCKET=@ezpz-output-test-none \
+  "$rankenv" sh -c 'echo "[${EZPZ_OUTPUT_SOCKET-unset}]"; readlink /proc/self/fd/1; echo oops >&2; exit 4' \
+  >"$scratch/pipes.out" 2>"$scratch/pipes.err"
+expect_eq "rankenv pipes, no ezpz to reach: exit 4" 4 "$?"
+expect_eq "rankenv pipes, no ezpz to reach: stdout, the file itself" "[unset]
+$scratch/pipes.out" "$(cat "$scratch/pipes.out")"
+expect_match "rankenv pipes, no ezpz to reach: stderr, then the report" \
+  "^oops
+ezpz-rankenv: rank 3 \(pid [0-9]+\) on [^ ]+: exited with code 4\$" "$(cat "$scratch/pipes.err")"
+
 # How ezpz-rankenv starts the rank (a child sharing its memory until exec, on a stack of its
 # own): a script without "#!" found on PATH runs under sh with all its arguments (glibc puts a
 # copy of argv on the child's stack for that); exec errors in one line, as execvp's.

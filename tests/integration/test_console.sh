@@ -65,6 +65,34 @@ run_ezpz elsewhere launch --output label --launcher-program "$scratch/elsewhere/
 expect_eq "through the launcher: ezpz-rankenv relays the ranks' lines" "[0] out 0 relayed
 [1] out 1 relayed" "$(LC_ALL=C sort "$scratch/elsewhere.out")"
 check_labelled 500 --launcher-program "$scratch/elsewhere/mpiexec" -n 4
+# raw, recorded: the same pipes passed (EZPZ_OUTPUT_RECORDS=pipes, set by ezpz where it listens),
+# before the rank starts; the bytes unlabelled. Through the launcher where ezpz cannot be
+# reached, and with nothing to record (--no-record, no watchdog: no pump at all).
+run_ezpz raw_blind launch --output raw --launcher-program "$scratch/blind/mpiexec" -n 2 -- \
+  sh -c "$relay_check"
+expect_eq "raw, straight: the ranks' bytes past a launcher whose stdout goes nowhere" "out 0 passed
+out 1 passed" "$(LC_ALL=C sort "$scratch/raw_blind.out")"
+expect_eq "raw, straight: their stderr" "err 0
+err 1" "$(LC_ALL=C sort "$scratch/raw_blind.err")"
+run_ezpz raw_elsewhere launch --output raw --launcher-program "$scratch/elsewhere/mpiexec" -n 2 -- \
+  sh -c "$relay_check"
+expect_eq "raw, through the launcher: as the ranks wrote it" "out 0 relayed
+out 1 relayed" "$(LC_ALL=C sort "$scratch/raw_elsewhere.out")"
+run_ezpz raw_direct launch --no-record --output raw -n 2 -- sh -c "$relay_check"
+expect_eq "raw, unrecorded: the ranks write to ezpz's stdout themselves" "out 0 relayed
+out 1 relayed" "$(LC_ALL=C sort "$scratch/raw_direct.out")"
+# 4 ranks x 1 MiB of lines at once, through passed pipes: every byte on the console and in
+# output.log (the console's stdout, then its stderr: here, none), in each rank's order. Each
+# line in a write of its own (stdbuf -oL): a read of a passed pipe ends where a write did, and
+# ezpz writes each read whole, so even raw, no line is cut.
+run_ezpz raw_bulk launch --output raw -n 4 -- sh -c 'stdbuf -oL seq -f "rank $RANK line %06g" 1 52429'
+expect_eq "raw, bulk: exit status, bytes" "0 $((4 * 52429 * 19))" "$rc $(wc -c <"$scratch/raw_bulk.out")"
+expect_true "raw, bulk: output.log is the console" \
+  cmp -s "$scratch/raw_bulk.out" "$(ls -dt "$scratch/runs"/*/ | head -n 1)attempt-1/output.log"
+for rank in 0 1 2 3; do
+  expect_eq "raw, bulk: rank $rank's lines, in order" "$(seq -f "rank $rank line %06g" 1 52429)" \
+    "$(grep "^rank $rank " "$scratch/raw_bulk.out")"
+done
 
 # --- dedup: identical lines once, with their ranks ---------------------------------------
 # A barrier first, so the ranks print within the window (150 ms) of each other; on a machine

@@ -24,6 +24,15 @@ run_ezpz raw_lines launch --output raw --ppn 1 --spares 1 --retry-delay 0.2 -- s
   [ "$RANK" = 0 ] && echo "ssh: connect to host github.com port 22: Connection timed out" >&2
   sleep 1'
 expect_eq "raw lines: exit 0, one attempt" "0 1" "$rc $(jq -r .attempts "$(newest_run)/run.json")"
+# A rank on ezpz's host passes ezpz its pipes even when raw (EZPZ_OUTPUT_RECORDS=pipes): its
+# lines never reach the launcher's stderr, so one about a host of the job names no bad node.
+run_ezpz raw_local launch --output raw --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
+  [ "$RANK" = 1 ] && echo "ssh: Could not resolve hostname n02: Name or service not known" >&2
+  sleep 1'
+expect_eq "raw, a local rank's line: exit 0, one attempt, a success" "0 1 success" \
+  "$rc $(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
+expect_eq "raw, a local rank's line: shown" \
+  "ssh: Could not resolve hostname n02: Name or service not known" "$(grep '^ssh: ' <<<"$err")"
 
 # --- A rank killed: its host is swapped; the same death on the new host is the program's -----
 # Before: rank 1 on n02 died and n01 was swapped; then every spare went the same way.

@@ -683,6 +683,14 @@ def passed(suffix, record, fd):  # as ezpz-rankenv: lets go of the pipe once ezp
     if answers[-1] == "y":
         os.close(fd)
     return s
+def rank_writes(w, chunks, e, err_line, err):  # as rank 4, then its ezpz-rankenv's report
+    for chunk in chunks:
+        os.write(w, chunk)
+        time.sleep(0.05)
+    os.write(e, err_line)
+    os.close(w)
+    os.close(e)
+    err.sendall(b"ezpz-rankenv: rank 4 (pid 7) on n01: exited with code 3\n")
 )";
 constexpr const char* k_passed_pipes = R"(r, w = os.pipe()
 out = passed("-out", b"4! pipe\n", r)
@@ -695,13 +703,8 @@ no_record = passed("-out", b"6! exec 1 n01\n", r)
 os.write(unsaid, b"never shown\n")
 print("answers", *answers, flush=True)
 time.sleep(0.05)
-for chunk in (b"one\ntw", b"o\nEZPZ_STAMP ready\n", b"bar 50%\r", b"bar 100%\r", b"\nthree\n"):
-    os.write(w, chunk)
-    time.sleep(0.05)
-os.write(e, b"err line\n")
-os.close(w)
-os.close(e)
-err.sendall(b"ezpz-rankenv: rank 4 (pid 7) on n01: exited with code 3\n")
+rank_writes(w, (b"one\ntw", b"o\nEZPZ_STAMP ready\n", b"bar 50%\r", b"bar 100%\r", b"\nthree\n"),
+            e, b"err line\n", err)
 for s in (out, err, not_a_pipe, no_record):
     s.close()
 )";
@@ -773,6 +776,48 @@ TEST_CASE("a passed pipe's runs of whole lines are labelled, indexed and kept fo
     std::sort(phases.begin(), phases.end());
     CHECK(phases == std::vector<std::string>{"first_output", "ready"});
   }
+}
+
+// `--output raw`: ezpz-rankenv passes the pipes before the rank starts (EZPZ_OUTPUT_RECORDS=pipes)
+// and ezpz passes the rank's bytes on as they come, past the launcher: unlabelled, nothing cut
+// or held back (a '\r' redraw, a stamp's line, a line with no end), into output.log and the tail
+// with the launcher's own. The connection carries ezpz-rankenv's report, after the rank's bytes.
+// A rank's own "ssh: ..." line is no launcher's report of a node: the watcher never sees it.
+constexpr const char* k_raw_pipes = R"(r, w = os.pipe()
+out = passed("-out", b"4! pipe\n", r)
+r, e = os.pipe()
+err = passed("-err", b"4! pipe\n", r)
+print("answers", *answers, flush=True)
+time.sleep(0.05)
+rank_writes(w, (b"one\ntw", b"o\nEZPZ_STAMP ready\n", b"bar 50%\r", b"bar 100%\r\n", b"no end"),
+            e, b"ssh: connect to host n01 port 22: Connection refused\n", err)
+for s in (out, err):
+    s.close()
+)";
+
+TEST_CASE("with a raw console, the ranks' passed pipes are passed on as bytes, as they come",
+          "[executor][capture]") {
+  TempDir dir;
+  ProcessOptions options = capturing_records(dir, ezpz::output::ConsoleMode::raw);
+  options.stop_on_stderr_line = [](std::string_view line) { return line.starts_with("ssh: "); };
+  const CapturedRun run =
+      run_python_launcher(dir, std::string(k_pass_pipe) + k_raw_pipes, "", options);
+  CHECK(run.outcome.exit_code == 0);
+  CHECK(run.outcome.watchdog == ezpz::Watchdog::none);
+  const std::string out = "answers y y\none\ntwo\nEZPZ_STAMP ready\nbar 50%\rbar 100%\r\nno end";
+  const std::string err =
+      "ssh: connect to host n01 port 22: Connection refused\n"
+      "ezpz-rankenv: rank 4 (pid 7) on n01: exited with code 3\n";
+  CHECK(run.out == out);
+  CHECK(run.err == err);
+  CHECK(read_text_file(dir.file("output.log")) == out + err);
+  CHECK(run.outcome.output_tail == out + err);
+  CHECK(!fs::exists(dir.file("ranks.idx")));
+  CHECK(!fs::exists(dir.file("ranks.log")));
+  CHECK(run.outcome.startup.empty());
+  CHECK(!run.outcome.launcher_tail.has_value());  // a rank on another host: the launcher's bytes
+  REQUIRE(run.outcome.failed_rank_status.has_value());
+  CHECK(*run.outcome.failed_rank_status == 3);
 }
 
 // Where the console does not show every rank's line (rank0, dedup), ranks.log keeps them all.

@@ -223,6 +223,7 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   if (wrapped) argv.push_back(in.rankenv);
   argv.insert(argv.end(), request.command.begin(), request.command.end());
   planned.plan.relay_stdin = wrapped && rank0_is_here(hosts, in);
+  planned.plan.ranks_can_pass_pipes = request.rank_env && launcher_keeps_records(planned.launcher);
   return planned;
 }
 

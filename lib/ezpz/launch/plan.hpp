@@ -28,6 +28,10 @@ struct LaunchPlan {
   // Rank 0 takes ezpz's stdin from a relay (lib/ezpz/sys/stdin_relay.hpp) rather than from
   // the launcher: ezpz-rankenv wraps the ranks, and rank 0 runs on this host.
   bool relay_stdin = false;
+  // ezpz-rankenv wraps the ranks, under a launcher that gives each its own pipes (not Open MPI's
+  // pseudo-terminal): with `--output raw`, those on ezpz's host can pass ezpz their pipes
+  // (the executor then sets EZPZ_OUTPUT_RECORDS=pipes; output/rank_records.hpp).
+  bool ranks_can_pass_pipes = false;
   bool operator==(const LaunchPlan&) const = default;
 };
 

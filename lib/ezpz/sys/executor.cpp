@@ -525,8 +525,11 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
     pump->time_startup_from(
         std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());
-    if (auto name = pump->listen_for_ranks())
+    if (auto name = pump->listen_for_ranks()) {
       env.insert_or_assign(output::k_output_socket_variable, *name);
+      if (options_.console == output::ConsoleMode::raw)  // no records: only the pipes passed
+        env.insert_or_assign(output::k_records_variable, output::k_pipes_only);
+    }
   }
   // Blocked before the fork, so no signal or SIGCHLD slips past the wait loop.
   ChildSetup setup{.ignored = inherited_ignored_signals(), .stdout_fd = out.fd()};

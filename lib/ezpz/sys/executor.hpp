@@ -45,8 +45,9 @@ struct ProcessOptions {
   // --kill-on-bad-exit, torchrun and Open MPI's mpirun end a job: MPICH's Hydra waits on for
   // the other ranks, which hang in their next collective. nullopt: never.
   std::optional<std::chrono::milliseconds> stop_after_rank_failure{};
-  // With capture: the ranks write rank records (issue 18), shown in this console mode;
-  // nullopt: the bytes pass as they come.
+  // With capture: the ranks write rank records (issue 18), shown in this console mode; raw:
+  // the ranks on this host pass ezpz their pipes (OutputPump); nullopt: the bytes pass as they
+  // come.
   std::optional<output::ConsoleMode> console{};
   // Takes the ranks' stacks (`ezpz stacks`), given output_record_path: when
   // --idle-timeout fires, before the launcher is stopped, and on SIGQUIT, which is then not

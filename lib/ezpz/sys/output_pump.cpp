@@ -207,7 +207,8 @@ struct OutputPump::Stream {
 
 OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
                        std::uint64_t record_limit, std::optional<output::ConsoleMode> records)
-    : tail_bytes_(tail_bytes),
+    : passes_raw_(records == output::ConsoleMode::raw),
+      tail_bytes_(tail_bytes),
       buffer_(std::make_unique_for_overwrite<char[]>(k_chunk)),
       record_limit_(record_limit) {
   const std::array<int, 2> destinations = {STDOUT_FILENO, STDERR_FILENO};
@@ -233,7 +234,7 @@ OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
 
 void OutputPump::record_to(const std::string& record_path) {
   if (record_path.empty()) return;
-  if (pipes_[0].records) open_ranks_record(record_path, pipes_[0].records->console.mode());
+  if (carries_records()) open_ranks_record(record_path, pipes_[0].records->console.mode());
   // Read back too: with splice, the output's tail is read from the record.
   record_fd_ = ::open(record_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (record_fd_ < 0) {  // a record is never worth refusing the job for
@@ -242,7 +243,7 @@ void OutputPump::record_to(const std::string& record_path) {
     return;
   }
   // Records are read to be re-assembled: nothing to splice.
-  spliceable_ = !pipes_[0].records && ::pipe2(copy_.data(), O_CLOEXEC) == 0;
+  spliceable_ = !carries_records() && ::pipe2(copy_.data(), O_CLOEXEC) == 0;
   if (spliceable_) ::fcntl(copy_[1], F_SETPIPE_SZ, static_cast<int>(k_chunk));
 }
 
@@ -363,6 +364,11 @@ void OutputPump::answer_pipe(Sender& sender, int fd, std::string_view data) {
 // is stamped, as ezpz-rankenv stamps it where it relays. At its end, a line the rank left
 // unfinished is handed on as such.
 std::size_t OutputPump::read_rank_pipe(Pipe& pipe, Sender& sender) {
+  if (passes_raw_ && &pipe == &pipes_[0] && spliceable_) {  // as the launcher's stdout
+    const std::optional<std::size_t> moved = splice_from(pipe, sender.pipe);
+    if (moved == 0u) close_fd(sender.pipe);
+    if (moved || spliceable_) return moved.value_or(0);
+  }
   const ssize_t got = ::read(sender.pipe, buffer_.get(), k_chunk);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
   if (got <= 0) {
@@ -371,6 +377,8 @@ std::size_t OutputPump::read_rank_pipe(Pipe& pipe, Sender& sender) {
     close_fd(sender.pipe);
     return 0;
   }
+  if (passes_raw_)
+    return pass_raw(pipe, std::string_view(buffer_.get(), static_cast<std::size_t>(got)));
   Stream& stream = *pipe.records;
   if (first_output_.insert(sender.rank).second) {
     const std::int64_t now = Stream::wall_ns();
@@ -383,6 +391,16 @@ std::size_t OutputPump::read_rank_pipe(Pipe& pipe, Sender& sender) {
         [&](std::string_view text, bool complete) { stream.take_raw(sender.rank, text, complete); },
         [&](std::string_view lines) { stream.take_lines(sender.rank, lines); });
   });
+  return data.size();
+}
+
+// `--output raw`: a rank's bytes as they came, to the console, the record and the tail; never to
+// the stderr watcher, which looks for the launcher's reports (a rank's own "ssh: connect to
+// host ..." names no node of the job).
+std::size_t OutputPump::pass_raw(Pipe& pipe, std::string_view data) {
+  if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
+  output_seen_ = true;
+  keep(data);
   return data.size();
 }
 
@@ -617,36 +635,43 @@ std::size_t OutputPump::transfer(const std::vector<pollfd>& fds) {
 // (splice), so ezpz never copies the job's bulk output. stderr stays on the read path: the
 // bad-node watcher needs its lines, and there is little of it.
 std::size_t OutputPump::splice_once(Pipe& pipe) {
-  const ssize_t teed = ::tee(pipe.read_end, copy_[1], k_chunk, SPLICE_F_NONBLOCK);
-  if (teed == 0) {  // end of file: every writer has gone
-    pipe_ended(pipe);
-    return 0;
-  }
+  const std::optional<std::size_t> moved = splice_from(pipe, pipe.read_end);
+  if (moved == 0u) pipe_ended(pipe);  // end of file: every writer has gone
+  if (!moved && !spliceable_) return read_once(pipe);
+  return moved.value_or(0);
+}
+
+// One pipe's worth from `from` (the launcher's pipe, or with `--output raw` a rank's passed here)
+// to where `pipe` passes on and to the record: the bytes moved, 0 at the end of file; nullopt
+// when there was none yet, or when the kernel cannot tee here (spliceable_ is then off: the
+// caller reads instead).
+std::optional<std::size_t> OutputPump::splice_from(Pipe& pipe, int from) {
+  const ssize_t teed = ::tee(from, copy_[1], k_chunk, SPLICE_F_NONBLOCK);
   if (teed < 0) {
-    if (errno == EAGAIN || errno == EINTR) return 0;
-    spliceable_ = false;  // not supported here: copy instead
-    return read_once(pipe);
+    if (errno != EAGAIN && errno != EINTR) spliceable_ = false;
+    return std::nullopt;
   }
   const auto count = static_cast<std::size_t>(teed);
+  if (count == 0) return 0;
   output_seen_ = true;
-  pass_on(pipe, count);
+  pass_on(pipe, from, count);
   record_copy(count);
   spliced_ = true;
   return count;
 }
 
-// Moves `count` bytes from the pipe to where it is passed on, by splice when the kernel can
+// Moves `count` bytes from `from` to where `pipe` passes on, by splice when the kernel can
 // (not to a terminal or an O_APPEND file): else by read and write; else (a closed stdout)
 // read and dropped.
-void OutputPump::pass_on(Pipe& pipe, std::size_t count) {
+void OutputPump::pass_on(Pipe& pipe, int from, std::size_t count) {
   while (count > 0) {
     ssize_t moved = -1;
     if (pipe.passed_to >= 0) {
-      moved = ::splice(pipe.read_end, nullptr, pipe.passed_to, nullptr, count, SPLICE_F_MOVE);
+      moved = ::splice(from, nullptr, pipe.passed_to, nullptr, count, SPLICE_F_MOVE);
     }
     if (moved < 0 && errno == EINTR) continue;
     if (moved <= 0) {
-      moved = ::read(pipe.read_end, buffer_.get(), std::min(count, k_chunk));
+      moved = ::read(from, buffer_.get(), std::min(count, k_chunk));
       if (moved <= 0) return;
       std::string_view data(buffer_.get(), static_cast<std::size_t>(moved));
       if (pipe.passed_to >= 0 && !write_all(pipe.passed_to, data)) lost_destination(pipe);
@@ -772,7 +797,7 @@ std::size_t OutputPump::read_once(Pipe& pipe) {
     return 0;
   }
   const std::string_view data(buffer_.get(), static_cast<std::size_t>(got));
-  if (pipe.records) {
+  if (carries_records()) {
     take_records(pipe, pipe.records->assembler, data);
     return data.size();
   }
@@ -841,7 +866,7 @@ void OutputPump::trim_tail(std::string& tail) const {
 }
 
 std::optional<std::string> OutputPump::launcher_tail() const {
-  if (!pipes_[0].records) return std::nullopt;
+  if (!carries_records()) return std::nullopt;
   return launcher_tail_;
 }
 

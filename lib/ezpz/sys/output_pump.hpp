@@ -35,6 +35,10 @@ class OutputPump {
   // each stream is re-assembled into whole lines, shown in that console mode, and the record
   // file keeps the console as shown, with every rank's lines, in records, in ranks.log beside
   // it. The tail and the stderr watcher see the lines as the ranks wrote them.
+  // ConsoleMode::raw: the launcher's output is bytes, passed on as they come; the ranks on this
+  // host pass ezpz their pipes (listen_for_ranks; ezpz-rankenv with EZPZ_OUTPUT_RECORDS=pipes),
+  // whose bytes are passed on as they come too, and their connections carry ezpz-rankenv's
+  // reports, as records.
   OutputPump(const std::string& record_path, std::size_t tail_bytes, std::uint64_t record_limit = 0,
              std::optional<output::ConsoleMode> records = std::nullopt);
   ~OutputPump();
@@ -135,6 +139,7 @@ class OutputPump {
   std::size_t read_sender(Pipe& pipe, Sender& sender);
   void answer_pipe(Sender& sender, int fd, std::string_view data);
   std::size_t read_rank_pipe(Pipe& pipe, Sender& sender);
+  std::size_t pass_raw(Pipe& pipe, std::string_view data);
   void flush_cutter(Pipe& pipe, Sender& sender);
   void raise_descriptor_limit();
   void prune_senders(Pipe& pipe);
@@ -147,7 +152,8 @@ class OutputPump {
   void keep_ranked(Stream& stream, bool recording, std::size_t taken);
   std::size_t read_once(Pipe& pipe);
   std::size_t splice_once(Pipe& pipe);
-  void pass_on(Pipe& pipe, std::size_t count);
+  std::optional<std::size_t> splice_from(Pipe& pipe, int from);
+  void pass_on(Pipe& pipe, int from, std::size_t count);
   void record_copy(std::size_t count);
   void drain_copy(std::size_t count);
   void lost_destination(Pipe& pipe);
@@ -165,6 +171,10 @@ class OutputPump {
   bool watching_lines() const;
   void watch_line(std::string_view line);
 
+  // The launcher's output carries rank records, re-assembled here; else it is bytes.
+  bool carries_records() const { return pipes_[0].records && !passes_raw_; }
+
+  const bool passes_raw_;  // the ranks' pipes passed here are passed on as bytes (ConsoleMode::raw)
   std::array<Pipe, 2> pipes_{};
   int record_fd_ = -1;
   std::array<int, 2> copy_ = {-1, -1};  // tee's second copy of stdout, on its way to the record
