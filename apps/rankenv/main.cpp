@@ -67,6 +67,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -267,6 +268,14 @@ std::int64_t unix_ns() {
   return now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
+// Closes each descriptor that is open and marks it closed (-1).
+void close_open(std::span<int> fds) {
+  for (int& fd : fds) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
 // Connections straight to ezpz (EZPZ_OUTPUT_SOCKET) for the records of the rank's stdout and
 // stderr: both, or neither. Neither where ezpz runs on another host or in another network
 // namespace, where nothing listens under that name, or where what listens is not our user's:
@@ -276,10 +285,7 @@ std::array<int, 2> connect_to_ezpz(const std::string& name) {
   for (std::size_t i = 0; i < fds.size() && !name.empty(); ++i) {
     fds[i] = connect_to(name + ezpz::output::k_output_socket_suffixes[i]);
     if (fds[i] >= 0 && ezpz::sys::peer_is_same_user(fds[i])) continue;
-    for (int& fd : fds) {
-      if (fd >= 0) ::close(fd);
-      fd = -1;
-    }
+    close_open(fds);
     break;
   }
   return fds;
@@ -337,9 +343,7 @@ PassedPipes pass_pipes_first(const std::string& ezpz_socket, long rank) {
       passed.outputs[i] = ends[i][1];
       continue;
     }
-    for (const int fd : ends[i]) {
-      if (fd >= 0) ::close(fd);
-    }
+    close_open(ends[i]);
   }
   return passed;
 }
@@ -536,8 +540,7 @@ std::string host_name() {
   ::sigprocmask(SIG_BLOCK, &waited, &original);
   const long rank_number = output_rank();
   const bool pipes_only = rank_number >= 0 && output_wanted_as(ezpz::output::k_pipes_only);
-  const PassedPipes passed =
-      pipes_only ? pass_pipes_first(ezpz_socket, rank_number) : PassedPipes{};
+  PassedPipes passed = pipes_only ? pass_pipes_first(ezpz_socket, rank_number) : PassedPipes{};
   int out_pipe[2] = {-1, -1};
   int err_pipe[2] = {-1, -1};
   const int signals = rank_number >= 0 && !pipes_only ? ::signalfd(-1, &waited, SFD_CLOEXEC) : -1;
@@ -577,9 +580,7 @@ std::string host_name() {
     out.send();
     stopped = relay_and_wait(child, signals, relays, status);
   } else {
-    for (const int fd : passed.outputs) {
-      if (fd >= 0) ::close(fd);
-    }
+    close_open(passed.outputs);
     if (passed.direct[1] >= 0) report_to = passed.direct[1];
     stopped = wait_for(child, waited, status);
   }

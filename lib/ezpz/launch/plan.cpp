@@ -124,10 +124,16 @@ bool wants_unbuffered_python(const LaunchRequest& request, const Env& environmen
          std::none_of(request.env.begin(), request.env.end(), user_set);
 }
 
-// Whether the ranks write rank records: asked for, under ezpz-rankenv, and a launcher that
-// carries them whole; else the bytes pass as they are.
+// Whether ezpz-rankenv can relay the ranks' output: it runs under each rank, and the launcher
+// carries its records whole (so its own pipes too, on ezpz's host; LaunchPlan).
+bool ranks_can_pass_pipes(const PlannedLaunch& planned, const LaunchRequest& request) {
+  return request.rank_env && launcher_keeps_records(planned.launcher);
+}
+
+// Whether the ranks write rank records: asked for, and ezpz-rankenv can; else the bytes pass as
+// they are.
 bool records_on(const PlannedLaunch& planned, const LaunchRequest& request) {
-  return request.output_records && request.rank_env && launcher_keeps_records(planned.launcher);
+  return request.output_records && ranks_can_pass_pipes(planned, request);
 }
 
 // Profile defaults first, then the rank contract, then -x (the user has the last word).
@@ -143,7 +149,8 @@ EnvList rank_env(const PlannedLaunch& planned, const LaunchRequest& request, con
   const EnvList gpus = placement_env(planned.gpus);
   env.insert(env.end(), gpus.begin(), gpus.end());
   if (wants_unbuffered_python(request, in.environment)) env.emplace_back("PYTHONUNBUFFERED", "1");
-  if (records_on(planned, request)) env.emplace_back(output::k_records_variable, "1");
+  if (records_on(planned, request))
+    env.emplace_back(output::k_records_variable, output::k_records_on);
   env.insert(env.end(), request.env.begin(), request.env.end());
   return env;
 }
@@ -223,7 +230,7 @@ PlannedLaunch plan_launch(const LaunchRequest& request, const PlanInputs& in) {
   if (wrapped) argv.push_back(in.rankenv);
   argv.insert(argv.end(), request.command.begin(), request.command.end());
   planned.plan.relay_stdin = wrapped && rank0_is_here(hosts, in);
-  planned.plan.ranks_can_pass_pipes = request.rank_env && launcher_keeps_records(planned.launcher);
+  planned.plan.ranks_can_pass_pipes = ranks_can_pass_pipes(planned, request);
   return planned;
 }
 

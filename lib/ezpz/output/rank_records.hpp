@@ -29,6 +29,8 @@
 #include <string>
 #include <string_view>
 
+#include "ezpz/output/records_variable.hpp"
+
 namespace ezpz::output {
 
 // The most bytes of one write of ezpz-rankenv's (whole records, batched): a write to a pipe of
@@ -47,16 +49,6 @@ inline constexpr std::size_t k_pending_max = 64 * 1024;
 
 // How long ezpz-rankenv waits on a partial line (no newline yet) before sending it as a piece.
 inline constexpr int k_quiet_ms = 200;
-
-// Set in a rank's environment. k_records_on, by ezpz's plan (rank-aware output): ezpz-rankenv
-// relays the rank's output as records. k_pipes_only, by ezpz's executor where it listens for the
-// ranks (k_output_socket_variable) and the plan has no records (`--output raw`): ezpz-rankenv on
-// ezpz's host passes ezpz the rank's own pipes, whose bytes ezpz passes on as they come, past
-// the launcher's forwarding; elsewhere, and without the variable, ezpz-rankenv leaves the rank's
-// stdout and stderr alone.
-inline constexpr const char* k_records_variable = "EZPZ_OUTPUT_RECORDS";
-inline constexpr const char* k_records_on = "1";
-inline constexpr const char* k_pipes_only = "pipes";
 
 // Ranks on ezpz's own host reach ezpz straight (issue 18's throughput): set by ezpz's executor,
 // not the plan, to "@NAME", an abstract Unix socket pair: ezpz listens on NAME followed by each

@@ -12,13 +12,14 @@
 #include <string>
 #include <string_view>
 
+#include "ezpz/output/records_variable.hpp"
 #include "ezpz/output/stamp_line.hpp"
 
 namespace ezpz::dist {
 
 inline void stamp(std::string_view phase) {
-  const char* records = std::getenv("EZPZ_OUTPUT_RECORDS");
-  if (records == nullptr || std::string_view(records) != "1") return;
+  const char* records = std::getenv(output::k_records_variable);
+  if (records == nullptr || std::string_view(records) != output::k_records_on) return;
   std::string line(output::k_stamp_prefix);
   line.append(phase).push_back('\n');
   (void)!::write(STDOUT_FILENO, line.data(), line.size());
