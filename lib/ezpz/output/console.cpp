@@ -41,15 +41,14 @@ void append_rank_label(std::string& out, long rank) {
   out.append(label.data(), end);
 }
 
-void append_rank_ranges(std::string& out, std::vector<long>& ranks) {
+void append_rank_ranges(std::string& out, std::span<long> ranks) {
   std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t end = i;
-    while (end + 1 < ranks.size() && ranks[end + 1] == ranks[end] + 1) ++end;
+    std::size_t end = i;  // the run's last rank; a rank listed twice is in it once
+    while (end + 1 < ranks.size() && ranks[end + 1] - ranks[end] <= 1) ++end;
     if (i != 0) out += ',';
     append_number(out, ranks[i]);
-    if (end != i) {
+    if (ranks[end] != ranks[i]) {
       out += '-';
       append_number(out, ranks[end]);
     }
@@ -99,9 +98,15 @@ void shown_line(std::string_view text, std::string& out) {
 
 }  // namespace
 
-// The text, its rank list and a map entry's worth of bookkeeping.
+// The group, its rank list and a copy's worth of bookkeeping; its text is counted once for all
+// of its text's copies, with the entry (new_entry, forget_oldest_copy).
 std::size_t Deduplicator::cost(const Group& group) {
-  return sizeof(Group) + group.text.capacity() + group.ranks.capacity() * sizeof(long) + 64;
+  return sizeof(Group) + group.ranks.buffer_bytes() + 64;
+}
+
+void RankList::spill(std::vector<long> buffer) {
+  more_ = std::move(buffer);
+  more_.assign(inline_.begin(), inline_.begin() + static_cast<std::ptrdiff_t>(size_));
 }
 
 // The rank's line may join the oldest copy of its text that came after the rank's last line (so
@@ -169,17 +174,26 @@ void Deduplicator::keep_spare(std::vector<Buffer>& spares, Buffer& buffer) {
   spare_bytes_ += size;
 }
 
-// A map entry for `key`: a spare node's (its copies' list kept), or a new one.
+// A map entry for `key`, keyed by its own copy of the text: a spare node's (its buffers kept), or
+// a new one.
 Deduplicator::Entry* Deduplicator::new_entry(const Key& key) {
-  if (spare_nodes_.empty()) return &*copies_.try_emplace(key).first;
-  CopiesMap::node_type node = std::move(spare_nodes_.back());
-  spare_nodes_.pop_back();
-  spare_bytes_ -= node_size(node);
-  node.key() = key;
-  node.mapped().seqs.clear();
-  node.mapped().head = 0;
-  node.mapped().dropped = 0;
-  return &*copies_.insert(std::move(node)).position;
+  Entry* entry = nullptr;
+  if (spare_nodes_.empty()) {
+    entry = &*copies_.try_emplace(key).first;
+  } else {
+    CopiesMap::node_type node = std::move(spare_nodes_.back());
+    spare_nodes_.pop_back();
+    spare_bytes_ -= node_size(node);
+    node.key() = key;
+    node.mapped().seqs.clear();
+    node.mapped().head = 0;
+    node.mapped().dropped = 0;
+    entry = &*copies_.insert(std::move(node)).position;
+  }
+  entry->second.text.assign(key.text);
+  entry->first.text = entry->second.text;  // the line's own is gone after this call
+  bytes_ += entry->second.text.capacity();
+  return entry;
 }
 
 // Keeps an erased entry's node for the next text, within the bounds (k_spare_bytes).
@@ -191,23 +205,17 @@ void Deduplicator::keep_node(CopiesMap::node_type node) {
 }
 
 std::size_t Deduplicator::node_size(const CopiesMap::node_type& node) {
-  return sizeof(Entry) + 2 * sizeof(void*) + spare_size(node.mapped().seqs);
+  return sizeof(Entry) + 2 * sizeof(void*) + spare_size(node.mapped().seqs) +
+         node.mapped().text.capacity();
 }
 
 // A new group of `key`'s text, waiting; `entry`: its copies, nullptr when it has none yet.
 // Returns the rank's new last line.
 Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* entry, Millis now) {
-  Group& group = groups_.emplace_back(Group{.seq = next_seq_++,
-                                            .first = now,
-                                            .entry = entry,
-                                            .text = take_spare(spare_texts_),
-                                            .ranks = take_spare(spare_ranks_)});
-  group.text.assign(key.text);
+  if (entry == nullptr) entry = new_entry(key);
+  Group& group =
+      groups_.emplace_back(Group{.seq = next_seq_++, .first = now, .entry = entry, .ranks = {}});
   group.ranks.push_back(rank);
-  if (entry == nullptr) {  // keyed by this group's text: the line's own is gone after this call
-    entry = group.entry =
-        new_entry(Key{.text = group.text, .complete = key.complete, .hash = key.hash});
-  }
   Copies& copies = entry->second;
   copies.seqs.push_back(group.seq);
   last_entry_ = entry;
@@ -215,10 +223,9 @@ Deduplicator::LastOfRank Deduplicator::start(long rank, const Key& key, Entry* e
   return {.seq = group.seq, .entry = entry, .position = copies.dropped + copies.seqs.size() - 1};
 }
 
-// A shown group's buffers, for the next groups; a large one is let go (the bound above).
+// A shown group's rank buffer, for the next groups; a large one is let go (the bound above).
 void Deduplicator::recycle(Group& group) {
-  keep_spare(spare_texts_, group.text);
-  keep_spare(spare_ranks_, group.ranks);
+  if (group.ranks.buffer().capacity() != 0) keep_spare(spare_ranks_, group.ranks.buffer());
 }
 
 Deduplicator::LastOfRank& Deduplicator::last_of(long rank) {
@@ -240,6 +247,7 @@ void Deduplicator::add(long rank, std::string_view text, bool complete, Millis n
     const Copies& copies = entry->second;
     Group& group = groups_[copies.seqs[copy] - groups_.front().seq];
     bytes_ -= cost(group);
+    if (group.ranks.full()) group.ranks.spill(take_spare(spare_ranks_));
     group.ranks.push_back(rank);
     bytes_ += cost(group);
     last = {.seq = group.seq, .entry = entry, .position = copies.dropped + copy};
@@ -253,22 +261,21 @@ void Deduplicator::add(long rank, std::string_view text, bool complete, Millis n
 }
 
 // A shown group's entry: one rank's, as in a labelled console; several's, a group entry.
-void Deduplicator::index_group(const Group& group, std::size_t length) {
-  const Key& key = group.entry->first;
+void Deduplicator::index_group(const Group& group, std::string_view text, std::size_t length) {
+  const bool complete = group.entry->first.complete;
   if (group.ranks.size() == 1) {
     append_index_entry(
-        *index_, RankLine{.rank = group.ranks[0], .text = group.text, .complete = key.complete},
-        length);
+        *index_, RankLine{.rank = group.ranks.front(), .text = text, .complete = complete}, length);
   } else {
-    append_group_entry(*index_, group.text, key.complete, length);
+    append_group_entry(*index_, text, complete, length);
   }
 }
 
 // "[0-7] " for a group of those ranks; `ranks` is sorted in place. Kept from the last group
 // shown, whose ranks, in the order they joined, are most often the next one's too.
-const std::string& Deduplicator::label_of(std::vector<long>& ranks) {
-  if (ranks == label_ranks_) return label_;
-  label_ranks_ = ranks;
+const std::string& Deduplicator::label_of(std::span<long> ranks) {
+  if (std::ranges::equal(ranks, label_ranks_)) return label_;
+  label_ranks_.assign(ranks.begin(), ranks.end());
   label_.assign(1, '[');
   append_rank_ranges(label_, ranks);
   label_ += "] ";
@@ -278,25 +285,26 @@ const std::string& Deduplicator::label_of(std::vector<long>& ranks) {
 void Deduplicator::show_oldest(std::string& out) {
   Group& group = groups_.front();
   const std::size_t before = out.size();
-  out += label_of(group.ranks);  // one rank or many
-  shown_line(group.text, out);
-  if (index_ != nullptr) index_group(group, out.size() - before);
+  const std::string& text = group.entry->second.text;
+  out += label_of(group.ranks.ranks());  // one rank or many
+  shown_line(text, out);
+  if (index_ != nullptr) index_group(group, text, out.size() - before);
   forget_oldest_copy(group);
   bytes_ -= cost(group);
   recycle(group);
   groups_.pop_front();
 }
 
-// The oldest group, about to be shown, leaves its text's copies (their oldest); the entry's key
-// moves to the next copy's text, or the entry goes with the last copy.
+// The oldest group, shown, leaves its text's copies (their oldest); the entry, and its text, go
+// with the last copy.
 void Deduplicator::forget_oldest_copy(const Group& group) {
   Copies& copies = group.entry->second;
   if (++copies.head == copies.seqs.size()) {
     if (last_entry_ == group.entry) last_entry_ = nullptr;
+    bytes_ -= copies.text.capacity();
     keep_node(copies_.extract(copies_.find(group.entry->first)));
     return;
   }
-  group.entry->first.text = groups_[copies.seqs[copies.head] - group.seq].text;
   if (copies.head >= 64 && copies.head * 2 >= copies.seqs.size()) {  // amortised O(1) a copy
     copies.seqs.erase(copies.seqs.begin(),
                       copies.seqs.begin() + static_cast<std::ptrdiff_t>(copies.head));

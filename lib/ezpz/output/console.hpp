@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,9 +54,9 @@ void append_rank_label(std::string& out, long rank);
 // Ranks in hostlist form, sorted, runs of consecutive ranks joined: {0,1,2,3,7,9,10} ->
 // "0-3,7,9-10". `ranks` need not be sorted; duplicates count once.
 std::string rank_ranges(std::vector<long> ranks);
-// The same appended to `out`, sorting `ranks` and dropping its duplicates in place (a shown
-// group's list: no copy of it, no string of its own).
-void append_rank_ranges(std::string& out, std::vector<long>& ranks);
+// The same appended to `out`, sorting `ranks` in place (a shown group's list: no copy of it, no
+// string of its own).
+void append_rank_ranges(std::string& out, std::span<long> ranks);
 // Whether `ranges` (rank_ranges()'s form) lists `rank`; false for anything not of that form.
 bool ranges_hold(std::string_view ranges, long rank);
 
@@ -71,6 +72,38 @@ struct DedupLimits {
   Millis window{150};
   std::size_t max_lines = 16384;
   std::size_t max_bytes = 8 * 1024 * 1024;
+};
+
+// A waiting line's ranks: the first k_inline in the line's own group, so that a rank joining a
+// group made thousands of lines before touches the group alone, not a heap block of its own
+// out of the cache (a third of Deduplicator::add's time went on that one miss: bench/README);
+// past k_inline, all of them in a buffer (a spare, given by spill()).
+class RankList {
+ public:
+  static constexpr std::size_t k_inline = 4;
+  // Whether the next push_back needs a buffer: spill() gives it one (else it makes its own).
+  bool full() const { return more_.empty() && size_ == k_inline; }
+  // Moves the ranks into `buffer` (emptied), where the next ones go too.
+  void spill(std::vector<long> buffer);
+  void push_back(long rank) {
+    if (full()) spill({});  // a buffer of its own, where no spare was given
+    if (more_.empty()) {
+      inline_[size_++] = rank;
+    } else {
+      more_.push_back(rank);
+    }
+  }
+  std::span<long> ranks() { return more_.empty() ? std::span(inline_.data(), size_) : more_; }
+  std::size_t size() const { return more_.empty() ? size_ : more_.size(); }
+  long front() const { return more_.empty() ? inline_[0] : more_[0]; }
+  // The buffer, for keeping as a spare; empty (no capacity) where none was given.
+  std::vector<long>& buffer() { return more_; }
+  std::size_t buffer_bytes() const { return more_.capacity() * sizeof(long); }
+
+ private:
+  std::array<long, k_inline> inline_{};
+  std::size_t size_ = 0;  // of inline_, until spilled
+  std::vector<long> more_;
 };
 
 // Identical lines of many ranks, shown once with the ranks in range form. A rank's lines stay in
@@ -98,8 +131,8 @@ class Deduplicator {
 
  private:
   // A text and its hash, computed once per line: the map's find, erase and insert reuse it.
-  // `text` is mutable so that the next copy's group can take over the entry of an equal text
-  // (equal hash, equal key) in place when the oldest is shown.
+  // `text` is the line's own while it is looked up, and the entry's copy (Copies::text) once
+  // the entry is made: mutable, so that it is set in place (equal text, equal hash).
   struct Key {
     mutable std::string_view text;
     bool complete;
@@ -112,8 +145,11 @@ class Deduplicator {
     std::size_t operator()(const Key& key) const { return key.hash; }
   };
   // The waiting groups of one text, oldest first: seqs[head..]. Groups are shown oldest first,
-  // so a text's copies leave from the front.
+  // so a text's copies leave from the front. They share the text, held once here: a line whose
+  // text waits already costs no copy of it (a rank printing the same line over and over), and
+  // the buffer stays with the node when the entry goes (spare_nodes_).
   struct Copies {
+    std::string text;
     std::vector<std::uint64_t> seqs;
     std::size_t head = 0;
     std::uint64_t dropped = 0;  // seqs erased from the front so far: a position's offset
@@ -125,9 +161,8 @@ class Deduplicator {
   struct Group {
     std::uint64_t seq;
     Millis first;
-    Entry* entry;  // its text's copies
-    std::string text;
-    std::vector<long> ranks;
+    Entry* entry;  // its text's copies, and the text
+    RankList ranks;
   };
   // A rank's newest group, shown or not: one shown is older than every waiting one, so it keeps
   // the rank from no copy. Where it is among its text's copies (`entry`, `position` counted
@@ -143,10 +178,10 @@ class Deduplicator {
   std::size_t joinable(const Entry& entry, const LastOfRank& last) const;
   LastOfRank start(long rank, const Key& key, Entry* entry, Millis now);
   void show_oldest(std::string& out);
-  const std::string& label_of(std::vector<long>& ranks);
+  const std::string& label_of(std::span<long> ranks);
   std::vector<long> label_ranks_;  // the ranks of the last group shown, as they joined...
   std::string label_;              // ...and its label
-  void index_group(const Group& group, std::size_t length);
+  void index_group(const Group& group, std::string_view text, std::size_t length);
   void recycle(Group& group);
   static std::size_t cost(const Group& group);
 
@@ -178,7 +213,6 @@ class Deduplicator {
   Buffer take_spare(std::vector<Buffer>& spares);
   template <typename Buffer>
   void keep_spare(std::vector<Buffer>& spares, Buffer& buffer);
-  std::vector<std::string> spare_texts_;
   std::vector<std::vector<long>> spare_ranks_;
   // Erased entries' nodes (each with its list of copies), for the next distinct texts: a text
   // costs no node of its own, as a line costs no buffer.

@@ -32,6 +32,8 @@ TEST_CASE("rank ranges in hostlist form", "[console]") {
       {{0, 1, 2, 3, 7, 9, 10}, "0-3,7,9-10"},
       {{10, 9, 7, 3, 2, 1, 0}, "0-3,7,9-10"},  // in any order
       {{5, 5, 6, 5}, "5-6"},                   // duplicates once
+      {{5, 5}, "5"},
+      {{7, 4, 5, 7, 4, 5}, "4-5,7"},
       {{0, 2, 4}, "0,2,4"},
   };
   for (const Row& row : rows) {
@@ -43,6 +45,31 @@ TEST_CASE("rank ranges in hostlist form", "[console]") {
     if (r < 1024 || r >= 2048) many.push_back(r);
   }
   CHECK(rank_ranges(many) == "0-1023,2048-4095");
+}
+
+TEST_CASE("a group's rank list: inline, then in the buffer it is given", "[console]") {
+  RankList list;
+  for (long rank = 0; rank < static_cast<long>(RankList::k_inline); ++rank) {
+    CHECK_FALSE(list.full());
+    list.push_back(10 - rank);
+  }
+  CHECK(list.full());
+  CHECK(list.buffer_bytes() == 0);  // no heap block so far
+  std::vector<long> spare;
+  spare.reserve(64);
+  spare.push_back(99);  // a shown group's: emptied when given
+  list.spill(std::move(spare));
+  CHECK_FALSE(list.full());
+  list.push_back(3);
+  CHECK(list.size() == RankList::k_inline + 1);
+  CHECK(list.front() == 10);
+  const std::span<long> ranks = list.ranks();
+  CHECK(std::vector<long>(ranks.begin(), ranks.end()) == std::vector<long>{10, 9, 8, 7, 3});
+  CHECK(list.buffer_bytes() == 64 * sizeof(long));  // the spare's own capacity, kept
+  RankList unspilled;                               // no buffer given: it makes its own
+  for (long rank = 0; rank < 6; ++rank) unspilled.push_back(rank);
+  const std::span<long> all = unspilled.ranks();
+  CHECK(std::vector<long>(all.begin(), all.end()) == std::vector<long>{0, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("rank ranges read back: whether a list holds a rank", "[console]") {
@@ -193,6 +220,23 @@ TEST_CASE("dedup: past the bounds on waiting lines and bytes, the oldest are sho
   const std::string big(5000, 'x');
   console.line({.rank = 0, .text = big}, Millis(0), out);
   CHECK(out == "[0] short\n[0] " + big + "\n");
+  CHECK(console.deduplicator().pending_bytes() == 0);
+}
+
+// A rank printing the same line over and over: the waiting copies hold the text once, and the
+// groups their ranks (inline, up to RankList::k_inline; past that in a spare buffer).
+TEST_CASE("dedup: copies of one text hold it once", "[console]") {
+  const std::string text(1000, 'x');
+  Console console(ConsoleMode::dedup);
+  std::string out;
+  for (int copy = 0; copy < 100; ++copy) console.line({.rank = 0, .text = text}, Millis(0), out);
+  CHECK(console.deduplicator().pending_lines() == 100);
+  CHECK(console.deduplicator().pending_bytes() < 2 * text.size() + 100 * 256);
+  for (long rank = 1; rank < 8; ++rank) console.line({.rank = rank, .text = text}, Millis(0), out);
+  console.finish(out);
+  std::string expected = "[0-7] " + text + "\n";
+  for (int copy = 1; copy < 100; ++copy) expected += "[0] " + text + "\n";
+  CHECK(out == expected);
   CHECK(console.deduplicator().pending_bytes() == 0);
 }
 
