@@ -178,6 +178,18 @@ TEST_CASE("prune keeps the newest N records and every run still going", "[record
         std::vector<std::string>{"20261119-000000-n01-1"});
 }
 
+// Two runs of one second whose pids wrapped: the one that started last (run.json's started_ns)
+// is the one kept, as `ezpz runs` lists it first.
+TEST_CASE("prune keeps the run of a second that started last, whatever its pid", "[records]") {
+  TempDir dir;
+  const std::string runs = dir / "runs";
+  write_finished_run(runs, "20261120-000000-n01-99999", std::chrono::seconds(0), 100);
+  write_finished_run(runs, "20261120-000000-n01-300", std::chrono::seconds(0), 200);
+  CHECK(ezpz::sys::prune_runs(runs, {1, std::nullopt}, false).removed ==
+        std::vector<std::string>{"20261120-000000-n01-99999"});
+  CHECK(names_in(runs) == std::vector<std::string>{"20261120-000000-n01-300"});
+}
+
 TEST_CASE("prune --older-than removes only records that ended long enough ago", "[records]") {
   TempDir dir;
   const std::string runs = dir / "runs";

@@ -4,6 +4,8 @@
 #include <array>
 #include <functional>
 #include <limits>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -45,11 +47,39 @@ std::optional<std::chrono::seconds> parse_age(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// A run id's start, to the second ("YYYYmmdd-HHMMSS").
+std::string_view second_of(std::string_view name) {
+  return name.substr(0, std::string_view("YYYYmmdd-HHMMSS").size());
+}
+
+// Runs of one second, newest started first (then the greater id).
+void order_by_start(std::span<std::string> same_second, const StartedNs& started_ns) {
+  std::vector<std::pair<std::int64_t, std::string>> keyed;
+  for (std::string& name : same_second) keyed.emplace_back(started_ns(name), std::move(name));
+  std::sort(keyed.begin(), keyed.end(), std::greater<>());
+  for (std::size_t i = 0; i < keyed.size(); ++i) same_second[i] = std::move(keyed[i].second);
+}
+
+}  // namespace
+
 std::vector<std::string> beyond_newest(std::vector<std::string> names,
-                                       std::optional<std::size_t> keep) {
+                                       std::optional<std::size_t> keep,
+                                       const StartedNs& started_ns) {
   std::sort(names.begin(), names.end(), std::greater<>());
   const std::size_t kept = std::min(keep.value_or(0), names.size());
-  return {names.begin() + static_cast<std::ptrdiff_t>(kept), names.end()};
+  const auto cut = names.begin() + static_cast<std::ptrdiff_t>(kept);
+  if (cut != names.begin() && cut != names.end() && second_of(cut[-1]) == second_of(*cut)) {
+    // The second the cut falls in: which of its runs are kept. Those of other seconds are
+    // all kept or all gone, whatever their order.
+    const std::string_view second = second_of(*cut);
+    const auto in_second = [&](const std::string& name) { return second_of(name) == second; };
+    const auto first = std::find_if(names.begin(), cut, in_second);
+    const auto last = std::find_if_not(cut, names.end(), in_second);
+    order_by_start({first, last}, started_ns);
+  }
+  return {cut, names.end()};
 }
 
 bool prune_due(std::size_t records, std::size_t keep) {

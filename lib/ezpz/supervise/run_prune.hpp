@@ -5,6 +5,8 @@
 // changed by sys/run_records.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,14 +48,20 @@ struct PruneRule {
 // `ezpz runs prune` is exact.
 bool prune_due(std::size_t records, std::size_t keep);
 
+// When a run started, in nanoseconds since the epoch (run.json's started_ns; 0 where it
+// has none): asked only of the runs of the second the cut falls in.
+using StartedNs = std::function<std::int64_t(const std::string& name)>;
+
 // The names in `names` (run ids) past the newest `keep` (every name when it is
-// nullopt), newest first. Ids begin with their start time, so newest first is
-// reverse name order, to the second: within one second the pids decide, which
-// wrap, so the boundary second may keep an older run of it than `ezpz runs`
-// lists (started_after). Knowing would cost every pruning launch a read of each
-// run.json, for a choice between runs of the same second.
+// nullopt), newest first, as `ezpz runs` lists them (started_after). Ids begin with
+// their start time to the second, so that is reverse name order between seconds;
+// within one second the pids that follow would decide, and they wrap, so where the
+// cut falls inside a second, `started_ns` decides which of its runs are kept (then
+// the id). A pruning launch reads no run.json for this unless the newest kept and the
+// newest not kept began in one second.
 std::vector<std::string> beyond_newest(std::vector<std::string> names,
-                                       std::optional<std::size_t> keep);
+                                       std::optional<std::size_t> keep,
+                                       const StartedNs& started_ns);
 
 // Whether a record past the newest may go: its run is over (finished, or lost:
 // its ezpz died), its lock is not held, and it is old enough. Never a running

@@ -193,13 +193,23 @@ bool prunable_record(const std::string& run_dir, const PruneRule& rule) {
   }
 }
 
+// run.json's started_ns; 0 where it cannot be read (then the id decides).
+std::int64_t started_ns_of(const std::string& runs_dir, const std::string& name) {
+  try {
+    return read_run((fs::path(runs_dir) / name).string()).summary.started_ns;
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 PruneResult prune_runs(const std::string& runs_dir, const PruneRule& rule, bool dry_run) {
   std::vector<std::string> names = record_names(runs_dir);
   PruneResult result{{}, names.size()};
   if (rule.batched && rule.keep && !prune_due(names.size(), *rule.keep)) return result;
-  for (const std::string& name : beyond_newest(std::move(names), rule.keep)) {
+  const auto started_ns = [&](const std::string& name) { return started_ns_of(runs_dir, name); };
+  for (const std::string& name : beyond_newest(std::move(names), rule.keep, started_ns)) {
     const std::string run_dir = (fs::path(runs_dir) / name).string();
     if (!prunable_record(run_dir, rule)) continue;
     std::error_code error;

@@ -2,6 +2,8 @@
 // and never a run that may still be going.
 #include "ezpz/supervise/run_prune.hpp"
 
+#include <map>
+
 #include "tests/catch.hpp"
 
 namespace ezpz {
@@ -41,11 +43,42 @@ TEST_CASE("ages take a unit", "[prune]") {
 TEST_CASE("the newest N are kept, whatever order the directory lists them in", "[prune]") {
   const std::vector<std::string> names = {"20261122-095931-n01-1", "20261123-080000-n01-9",
                                           "20261122-095931-n01-1-2", "20261121-120000-n02-4"};
-  CHECK(beyond_newest(names, 2) ==
+  std::vector<std::string> asked;  // of started_ns: only runs that share their second
+  const StartedNs started_ns = [&](const std::string& name) {
+    asked.push_back(name);
+    return name.ends_with("-2") ? 2 : 1;
+  };
+  CHECK(beyond_newest(names, 2, started_ns) ==
         std::vector<std::string>{"20261122-095931-n01-1", "20261121-120000-n02-4"});
-  CHECK(beyond_newest(names, 9).empty());
-  CHECK(beyond_newest(names, std::nullopt).size() == 4);  // no --keep: every one is a candidate
-  CHECK(beyond_newest(names, 0).front() == "20261123-080000-n01-9");
+  CHECK(asked == std::vector<std::string>{"20261122-095931-n01-1-2", "20261122-095931-n01-1"});
+  asked.clear();
+  CHECK(beyond_newest(names, 1, started_ns) == std::vector<std::string>{"20261122-095931-n01-1-2",
+                                                                        "20261122-095931-n01-1",
+                                                                        "20261121-120000-n02-4"});
+  CHECK(asked.empty());  // the cut between two seconds: no run.json read
+  CHECK(beyond_newest(names, 9, started_ns).empty());
+  // no --keep: every one is a candidate
+  CHECK(beyond_newest(names, std::nullopt, started_ns).size() == 4);
+  CHECK(beyond_newest(names, 0, started_ns).front() == "20261123-080000-n01-9");
+}
+
+// Within one second the pids would decide, and they wrap ("999" sorts after "1000"): the run
+// that started later is kept, as `ezpz runs` lists it first.
+TEST_CASE("within one second, the run that started last is the newest", "[prune]") {
+  const std::vector<std::string> names = {"20261122-095931-n01-999", "20261122-095931-n01-1000",
+                                          "20261122-095930-n01-5", "20261122-095931-n01-7"};
+  const std::map<std::string, std::int64_t> started = {{"20261122-095931-n01-999", 10},
+                                                       {"20261122-095931-n01-1000", 30},
+                                                       {"20261122-095931-n01-7", 20}};
+  const StartedNs started_ns = [&](const std::string& name) { return started.at(name); };
+  CHECK(beyond_newest(names, 1, started_ns) == std::vector<std::string>{"20261122-095931-n01-7",
+                                                                        "20261122-095931-n01-999",
+                                                                        "20261122-095930-n01-5"});
+  // Records without started_ns (0): the id decides, as before.
+  const StartedNs none = [](const std::string&) { return std::int64_t{0}; };
+  CHECK(beyond_newest(names, 1, none) == std::vector<std::string>{"20261122-095931-n01-7",
+                                                                  "20261122-095931-n01-1000",
+                                                                  "20261122-095930-n01-5"});
 }
 
 TEST_CASE("a launch prunes once the records exceed the kept count by a tenth", "[prune]") {
