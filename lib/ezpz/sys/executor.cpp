@@ -314,11 +314,12 @@ class Watchdogs {
         last_output_(started_) {}
 
   void saw_output() { last_output_ = Clock::now(); }
-  // ezpz-rankenv's report of a rank's failure, the first one.
+  // ezpz-rankenv's report of a rank's failure, the first one: the pump's line (set once, and
+  // the pump outlives the watch), not a copy.
   void saw_rank_failure(const std::string& line) {
-    if (!failure_limit_ || failed_at_) return;
+    if (!failure_limit_ || failure_line_ != nullptr) return;
     failed_at_ = Clock::now();
-    failure_line_ = line;
+    failure_line_ = &line;
   }
 
   // The watchdog whose limit has passed, if any, and why, in words.
@@ -331,10 +332,10 @@ class Watchdogs {
     if (idle_limit_.count() > 0 && now >= last_output_ + idle_limit_) {
       return std::pair{Watchdog::idle, fmt::format("no output for {}", describe(idle_limit_))};
     }
-    if (failed_at_ && now >= *failed_at_ + *failure_limit_) {
+    if (failure_line_ != nullptr && now >= failed_at_ + *failure_limit_) {
       return std::pair{Watchdog::rank_failed,
                        fmt::format("the job still ran {} after \"{}\" (--kill-on-bad-exit)",
-                                   describe(*failure_limit_), failure_line_)};
+                                   describe(*failure_limit_), *failure_line_)};
     }
     return std::nullopt;
   }
@@ -347,7 +348,7 @@ class Watchdogs {
     };
     if (wall_limit_.count() > 0) clamp_to(started_ + wall_limit_);
     if (idle_limit_.count() > 0) clamp_to(last_output_ + idle_limit_);
-    if (failed_at_) clamp_to(*failed_at_ + *failure_limit_);
+    if (failure_line_ != nullptr) clamp_to(failed_at_ + *failure_limit_);
     return budget;
   }
 
@@ -355,8 +356,8 @@ class Watchdogs {
   milliseconds wall_limit_;
   milliseconds idle_limit_;
   std::optional<milliseconds> failure_limit_;
-  std::optional<Clock::time_point> failed_at_;
-  std::string failure_line_;
+  const std::string* failure_line_ = nullptr;  // none until a rank failed...
+  Clock::time_point failed_at_;                // ...when ezpz saw it
   Clock::time_point started_;
   Clock::time_point last_output_;
 };
