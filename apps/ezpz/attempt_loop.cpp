@@ -309,7 +309,8 @@ std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
   return std::nullopt;
 }
 
-int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const Context& context) {
+RunEnd run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared,
+                    const Context& context) {
   const std::string host = sys::hostname();
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
@@ -352,7 +353,8 @@ int run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared, const 
     effects.write_deferred();
     if (effects.recording() && !std::exchange(pruned, true)) prune_records(o, context);
   });
-  return supervise_attempts(retry_policy(o), prepared, run, executor, effects);
+  const int status = supervise_attempts(retry_policy(o), prepared, run, executor, effects);
+  return {.status = status, .ending = run.summary.ending, .reason = run.summary.reason};
 }
 
 }  // namespace ezpz

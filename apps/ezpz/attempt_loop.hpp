@@ -57,10 +57,16 @@ output::ConsoleMode console_mode(const AttemptOptions& options, const Env& env);
 std::optional<output::ConsoleMode> records_console(output::ConsoleMode mode,
                                                    const LaunchPlan& plan);
 
-// Runs the prepared launch until it succeeds, fails for good, or runs out of
-// attempts; returns ezpz's exit status: the last attempt's (124 when a limit
-// stopped it, 143 at walltime).
-int run_attempts(const AttemptOptions& options, const PreparedLaunch& prepared,
-                 const Context& context);
+// How a run ended: ezpz's exit status, the last attempt's (124 when a limit stopped it, 143
+// at walltime), and that attempt's ending and reason in words (run.json's).
+struct RunEnd {
+  int status = 0;
+  std::string ending;
+  std::string reason;
+};
+
+// Runs the prepared launch until it succeeds, fails for good, or runs out of attempts.
+RunEnd run_attempts(const AttemptOptions& options, const PreparedLaunch& prepared,
+                    const Context& context);
 
 }  // namespace ezpz

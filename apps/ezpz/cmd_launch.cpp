@@ -127,7 +127,7 @@ int run_launch(const LaunchOptions& o, const Context& context) {
   if (!o.no_command_check) check_command(prepared, context);
   AttemptOptions attempts = o.attempts;
   attempts.console = records_console(mode, prepared.planned.plan);
-  return run_attempts(attempts, prepared, context);
+  return run_attempts(attempts, prepared, context).status;
 }
 
 }  // namespace ezpz

@@ -122,10 +122,12 @@ int run_test(const TestOptions& o, const Context& context) {
   if (o.plan.dry_run) return print_plan(with_mode.plan, prepared);
   // A run like any launch: recorded in .ezpz/runs (ezpz runs), leftovers stopped.
   with_mode.attempts.console = records_console(mode, prepared.planned.plan);
-  int status = run_attempts(with_mode.attempts, prepared, context);
+  const RunEnd end = run_attempts(with_mode.attempts, prepared, context);
+  const int status = end.status;
   std::optional<std::string> summary =
       sys::read_file_if_present(command.output_dir + "/summary.json");
-  Verdict verdict = judge_smoke_run(summary, status, command.output_dir);
+  const std::string why = end.reason.empty() ? "" : fmt::format("{}: {}", end.ending, end.reason);
+  Verdict verdict = judge_smoke_run(summary, status, command.output_dir, why);
   std::fflush(stdout);
   std::fputs((verdict.line + "\n").c_str(), stdout);
   if (before && summary)

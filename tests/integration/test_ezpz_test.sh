@@ -93,6 +93,20 @@ expect_eq "unreachable rank 0: exit status (not the 30 s timeout's 124)" 1 "$rc"
 expect_match "unreachable rank 0: message names the address" \
   "rendezvous at MASTER_ADDR=127.0.0.1 MASTER_PORT=29991 failed" "$rendezvous_err"
 
+# A rank that dies at start leaves no summary.json: the FAIL line says what the launch saw of
+# it, as the attempt line does, not only the exit status. A copy of ezpz whose bundled trainer
+# is a script whose rank 1 dies of SIGSEGV at once.
+fake="$scratch/fake-install/bin"
+mkdir -p "$fake"
+cp "$EZPZ_BIN" "$(dirname "$EZPZ_BIN")/ezpz-rankenv" "$fake/"
+printf '#!/bin/sh\n[ "$RANK" = 1 ] && kill -SEGV $$\nsleep 1\nexit 3\n' >"$fake/ezpz-smoke"
+chmod +x "$fake/ezpz-smoke"
+EZPZ_BIN="$fake/ezpz" run_test dies-at-start -- -n 2 --model debug --output-dir "$scratch/dies"
+expect_eq "a rank dead at start: exit status" 139 "$rc"
+expect_match "a rank dead at start: the FAIL line names the rank and its signal" \
+  "^ezpz test: FAIL: the trainer exited 139 without writing $scratch/dies/summary.json \(the run: [a-z_]+: exit status [0-9]+: rank 1 \(pid [0-9]+\) on [^ ]+: killed by signal 11 \(SIGSEGV\)\)\$" \
+  "$(tail -n 1 <<<"$out")"
+
 start_fake_pbs_job
 run_test pbs "${pbs_env[@]}" -- --model debug --output-dir "$scratch/pbs"
 expect_passed "simulated 2-node PBS job, 4 ranks" 4 20 "$scratch/pbs"

@@ -38,7 +38,12 @@ Verdict failure(std::string reason) {
   return {false, "ezpz test: FAIL: " + std::move(reason)};
 }
 
-Verdict judge_summary(const nlohmann::json& summary, int exit_status) {
+// " (the run: WHY)" where the launch said why it failed; else nothing.
+std::string run_said(std::string_view run_ended) {
+  return run_ended.empty() ? "" : fmt::format(" (the run: {})", run_ended);
+}
+
+Verdict judge_summary(const nlohmann::json& summary, int exit_status, std::string_view run_ended) {
   std::string status = summary.value("status", "");
   if (status != "pass") {
     return failure(fmt::format("{} (trainer exit {}; report {})",
@@ -46,8 +51,8 @@ Verdict judge_summary(const nlohmann::json& summary, int exit_status) {
                                exit_status, summary.value("report", "none")));
   }
   if (exit_status != 0) {
-    return failure(
-        fmt::format("the trainer passed its checks but the launch exited {}", exit_status));
+    return failure(fmt::format("the trainer passed its checks but the launch exited {}{}",
+                               exit_status, run_said(run_ended)));
   }
   if (!summary.value("trained", true)) {
     double busbw =
@@ -67,10 +72,10 @@ Verdict judge_summary(const nlohmann::json& summary, int exit_status) {
 }  // namespace
 
 Verdict judge_smoke_run(const std::optional<std::string>& summary, int exit_status,
-                        std::string_view output_dir) {
+                        std::string_view output_dir, std::string_view run_ended) {
   if (!summary) {
-    return failure(fmt::format("the trainer exited {} without writing {}/summary.json", exit_status,
-                               output_dir));
+    return failure(fmt::format("the trainer exited {} without writing {}/summary.json{}",
+                               exit_status, output_dir, run_said(run_ended)));
   }
   nlohmann::json json = nlohmann::json::parse(*summary, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) {
@@ -78,7 +83,7 @@ Verdict judge_smoke_run(const std::optional<std::string>& summary, int exit_stat
                                exit_status));
   }
   try {
-    return judge_summary(json, exit_status);
+    return judge_summary(json, exit_status, run_ended);
   } catch (const nlohmann::json::exception& error) {
     return failure(fmt::format("{}/summary.json: {}", output_dir, error.what()));
   }

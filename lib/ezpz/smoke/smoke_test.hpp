@@ -30,8 +30,11 @@ struct Verdict {
 };
 
 // The one-line verdict. `summary` is summary.json's text (nullopt when the
-// trainer never wrote it); `exit_status` is what the launch returned.
+// trainer never wrote it); `exit_status` is what the launch returned; `run_ended`, the
+// launch's own account of its last attempt ("bad_node: exit status 11: rank 1 ... killed by
+// signal 11 (SIGSEGV)"), said where the trainer's summary says nothing (none written, or
+// passed and the launch failed).
 Verdict judge_smoke_run(const std::optional<std::string>& summary, int exit_status,
-                        std::string_view output_dir);
+                        std::string_view output_dir, std::string_view run_ended = {});
 
 }  // namespace ezpz

@@ -27,6 +27,12 @@ TEST_CASE("the verdict is PASS only when the summary passed and the launch exite
         "ezpz test: PASS: 2 ranks, 51234 samples/s, final loss 0.01234, report /o/report.md");
   CHECK(judge_smoke_run(passed, 1, "/o").line ==
         "ezpz test: FAIL: the trainer passed its checks but the launch exited 1");
+  CHECK(judge_smoke_run(passed, 1, "/o",
+                        "application_error: exit status 1: rank 3 on n02: "
+                        "exited with code 1")
+            .line ==
+        "ezpz test: FAIL: the trainer passed its checks but the launch exited 1 (the "
+        "run: application_error: exit status 1: rank 3 on n02: exited with code 1)");
 }
 
 TEST_CASE("every failing run names why", "[smoke_test]") {
@@ -36,6 +42,15 @@ TEST_CASE("every failing run names why", "[smoke_test]") {
         "ezpz test: FAIL: parameters differ across ranks (trainer exit 1; report /o/report.md)");
   CHECK(judge_smoke_run(std::nullopt, 137, "/o").line ==
         "ezpz test: FAIL: the trainer exited 137 without writing /o/summary.json");
+  // A rank dead at start: what the launch saw of it, as the attempt line says it.
+  const std::string ended =
+      "bad_node: exit status 11: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)";
+  CHECK(judge_smoke_run(std::nullopt, 139, "/o", ended).line ==
+        "ezpz test: FAIL: the trainer exited 139 without writing /o/summary.json (the run: " +
+            ended + ")");
+  // The trainer's own reason is the verdict's; the launch's is not added to it.
+  CHECK(judge_smoke_run(diverged, 1, "/o", ended).line ==
+        "ezpz test: FAIL: parameters differ across ranks (trainer exit 1; report /o/report.md)");
   CHECK(judge_smoke_run(std::string("{trunc"), 0, "/o").line ==
         "ezpz test: FAIL: /o/summary.json is not a JSON object (trainer exit 0)");
   CHECK_FALSE(
