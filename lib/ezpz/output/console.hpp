@@ -202,11 +202,12 @@ class Deduplicator {
   LastOfRank* last_of_last_rank_ = nullptr;
   LastOfRank& last_of(long rank);
   std::size_t bytes_ = 0;
-  // Shown groups' buffers, reused by the next ones: a line costs no allocation. None over
-  // k_spare_max bytes, k_spare_bytes in all (outside pending_bytes()): room for the buffers of
-  // the max_lines groups a window's end shows at once, at 100-byte lines. With 64 spares, as
-  // before, the next read's groups allocated and freed a text and a rank list each (a quarter
-  // of ezpz's instructions in a de-duplicated 10 MiB job; bench/README).
+  // Shown groups' rank buffers (groups of more than RankList::k_inline ranks) and gone texts'
+  // nodes, reused by the next ones: a line costs no allocation. None over k_spare_max bytes,
+  // k_spare_bytes in all (outside pending_bytes()): room for the buffers of the max_lines
+  // groups a window's end shows at once, at 100-byte lines. With 64 spares, as before, the next
+  // read's groups allocated and freed a text and a rank list each (a quarter of ezpz's
+  // instructions in a de-duplicated 10 MiB job; bench/README).
   static constexpr std::size_t k_spare_max = 1024;
   std::size_t spare_bytes_ = 0;
   template <typename Buffer>
@@ -214,8 +215,8 @@ class Deduplicator {
   template <typename Buffer>
   void keep_spare(std::vector<Buffer>& spares, Buffer& buffer);
   std::vector<std::vector<long>> spare_ranks_;
-  // Erased entries' nodes (each with its list of copies), for the next distinct texts: a text
-  // costs no node of its own, as a line costs no buffer.
+  // Erased entries' nodes (each with its text's buffer and its list of copies), for the next
+  // distinct texts: a text costs no node or buffer of its own.
   std::vector<CopiesMap::node_type> spare_nodes_;
   void keep_node(CopiesMap::node_type node);
   static std::size_t node_size(const CopiesMap::node_type& node);
