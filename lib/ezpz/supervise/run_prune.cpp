@@ -49,17 +49,15 @@ std::optional<std::chrono::seconds> parse_age(std::string_view text) {
 
 namespace {
 
-// A run id's start, to the second ("YYYYmmdd-HHMMSS").
-std::string_view second_of(std::string_view name) {
-  return name.substr(0, std::string_view("YYYYmmdd-HHMMSS").size());
-}
-
-// Runs of one second, newest started first (then the greater id).
+// Runs of one second in `ezpz runs`' order (started_after): newest started first.
 void order_by_start(std::span<std::string> same_second, const StartedNs& started_ns) {
-  std::vector<std::pair<std::int64_t, std::string>> keyed;
-  for (std::string& name : same_second) keyed.emplace_back(started_ns(name), std::move(name));
-  std::sort(keyed.begin(), keyed.end(), std::greater<>());
-  for (std::size_t i = 0; i < keyed.size(); ++i) same_second[i] = std::move(keyed[i].second);
+  std::vector<RunSummary> runs(same_second.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    runs[i].started_ns = started_ns(same_second[i]);
+    runs[i].id = std::move(same_second[i]);
+  }
+  std::sort(runs.begin(), runs.end(), started_after);
+  for (std::size_t i = 0; i < runs.size(); ++i) same_second[i] = std::move(runs[i].id);
 }
 
 }  // namespace
@@ -70,11 +68,11 @@ std::vector<std::string> beyond_newest(std::vector<std::string> names,
   std::sort(names.begin(), names.end(), std::greater<>());
   const std::size_t kept = std::min(keep.value_or(0), names.size());
   const auto cut = names.begin() + static_cast<std::ptrdiff_t>(kept);
-  if (cut != names.begin() && cut != names.end() && second_of(cut[-1]) == second_of(*cut)) {
+  if (cut != names.begin() && cut != names.end() && run_second(cut[-1]) == run_second(*cut)) {
     // The second the cut falls in: which of its runs are kept. Those of other seconds are
     // all kept or all gone, whatever their order.
-    const std::string_view second = second_of(*cut);
-    const auto in_second = [&](const std::string& name) { return second_of(name) == second; };
+    const std::string_view second = run_second(*cut);
+    const auto in_second = [&](const std::string& name) { return run_second(name) == second; };
     const auto first = std::find_if(names.begin(), cut, in_second);
     const auto last = std::find_if_not(cut, names.end(), in_second);
     order_by_start({first, last}, started_ns);

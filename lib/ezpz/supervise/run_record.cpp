@@ -264,11 +264,13 @@ RunState run_state(const RunSummary& summary, std::string_view this_host,
   return *held ? RunState::running : RunState::lost;
 }
 
+std::string_view run_second(std::string_view id) {
+  return id.substr(0, std::string_view("YYYYmmdd-HHMMSS").size());
+}
+
 bool started_after(const RunSummary& a, const RunSummary& b) {
-  constexpr std::size_t k_second = std::string_view("YYYYmmdd-HHMMSS").size();
   const auto key = [](const RunSummary& r) {
-    return std::tuple(std::string_view(r.id).substr(0, k_second), r.started_ns,
-                      std::string_view(r.id));
+    return std::tuple(run_second(r.id), r.started_ns, std::string_view(r.id));
   };
   return key(a) > key(b);
 }

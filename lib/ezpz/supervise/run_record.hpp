@@ -120,6 +120,8 @@ struct ListedRun {
 // Whether `a` started after `b`: by the id's second (local time, in every record), then by
 // started_ns, then by the id (a taken id's next choice, ID-2, was claimed later).
 bool started_after(const RunSummary& a, const RunSummary& b);
+// A run id's start, to the second: its "YYYYmmdd-HHMMSS".
+std::string_view run_second(std::string_view id);
 
 // `ezpz runs`: newest first, one line each.
 std::string runs_table(const std::vector<ListedRun>& runs);

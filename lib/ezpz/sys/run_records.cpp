@@ -193,10 +193,13 @@ bool prunable_record(const std::string& run_dir, const PruneRule& rule) {
   }
 }
 
-// run.json's started_ns; 0 where it cannot be read (then the id decides).
+// run.json's started_ns; 0 where it cannot be read (then the id decides). Its text alone: no
+// lock probed, as read_run() would.
 std::int64_t started_ns_of(const std::string& runs_dir, const std::string& name) {
+  const std::string path = summary_path((fs::path(runs_dir) / name).string());
   try {
-    return read_run((fs::path(runs_dir) / name).string()).summary.started_ns;
+    const std::optional<std::string> text = read_file_if_present(path);
+    return text ? parse_summary(*text, path).started_ns : 0;
   } catch (const Error&) {
     return 0;
   }
