@@ -37,6 +37,16 @@ for path in bin/ezpz libexec/ezpz/ezpz-rankenv libexec/ezpz/ezpz-smoke libexec/e
   expect_true "installed: $path" test -e "$stage/$path"
 done
 expect_eq "bin/ holds only ezpz" "ezpz" "$(ls "$stage/bin")"
+# What starts on every launch and every rank has no dynamic loader to wait for, and is a PIE
+# (EZPZ_STATIC; apps/CMakeLists.txt says why).
+if [ "${EZPZ_STATIC:-}" = 1 ]; then
+  for path in bin/ezpz libexec/ezpz/ezpz-rankenv; do
+    expect_eq "linked static: $path asks for no program interpreter" "" \
+      "$(readelf --program-headers "$stage/$path" | grep INTERP)"
+    expect_match "linked static: $path is position independent" "DYN \(Position-Independent" \
+      "$(readelf --file-header "$stage/$path" | grep Type:)"
+  done
+fi
 
 step "move the installed tree"
 prefix="$scratch/moved/opt/ezpz"
