@@ -5,16 +5,23 @@
 
 OLD_DIR and NEW_DIR each hold an `ezpz` and an `ezpz-rankenv` (Release builds of two
 commits, e.g. `build-bench/` of two worktrees). Each round runs every case once with each
-build, the order flipping every round, so load and drift hit both alike; the table gives
-both medians and the median and mean of the per-round differences (NEW - OLD). Separate
+build, the side that goes first drawn at random, so load and drift hit both alike; the table
+gives both medians and the median and mean of the per-round differences (NEW - OLD). Separate
 invocations of bench/launch_overhead drift by more than the changes worth measuring; this
 loop is the comparison to trust between two commits.
+
+Each side runs from a fresh copy in the scratch directory (`ezpz`, `ezpz-rankenv` and
+`python/`, where there is one), copied alike just before timing: the same binary runs a dry
+run about 0.2 ms apart as the linker wrote it and as a fresh copy (the page cache's state of
+the file; bench/README.md, twentieth session), so two sides written differently would differ
+by that alone.
 
 Every run: a clean environment (PATH with MPICH's Hydra pinned as `mpiexec`, since Debian's
 `mpiexec` is Open MPI's once openmpi-bin is installed), HOME and a runs directory per build
 (pre-filled past EZPZ_RUNS_KEEP, as a user's is), MASTER_PORT set, stdout/stderr /dev/null.
 """
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -64,6 +71,17 @@ def cases(scratch):
     ]
 
 
+def fresh_copy(directory, scratch, side):
+    """The side's programs copied into the scratch directory; returns where."""
+    copy = os.path.join(scratch, "bin-" + side)
+    os.makedirs(copy)
+    for program in ("ezpz", "ezpz-rankenv"):
+        shutil.copy2(os.path.join(directory, program), copy)
+    if os.path.isdir(os.path.join(directory, "python")):
+        shutil.copytree(os.path.join(directory, "python"), os.path.join(copy, "python"))
+    return copy
+
+
 def environment(scratch, side, extra):
     env = {"PATH": os.path.join(scratch, "hydra") + ":/usr/bin:/bin",
            "HOME": os.path.join(scratch, "home-" + side),
@@ -88,23 +106,29 @@ def run(argv, env):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__.splitlines()[2].strip())
-    builds = {"old": sys.argv[1], "new": sys.argv[2]}
+    named = {"old": sys.argv[1], "new": sys.argv[2]}
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     scratch = make_scratch()
+    builds = {side: fresh_copy(directory, scratch, side) for side, directory in named.items()}
     table = cases(scratch)
     for side, directory in builds.items():
         for _ in range(PREFILL):
             run([directory + "/ezpz"] + table[1][2], environment(scratch, side, table[1][3]))
     times = {(name, side): [] for name, *_ in table for side in builds}
+    rng = random.Random(0)
     for r in range(rounds + 5):  # 5 untimed rounds first
-        order = list(builds.items()) if r % 2 == 0 else list(reversed(builds.items()))
+        # Which side goes first is drawn each round, not flipped: a launch prunes every sixth
+        # recording launch of its side, every second round here, and a strict flip put each
+        # side's pruning launch always first or always second (identical builds read 1 ms
+        # apart on the no-op row).
+        order = rng.sample(list(builds.items()), 2)
         for name, program, args, extra in table:
             for side, directory in order:
                 t = run([os.path.join(directory, program)] + args,
                         environment(scratch, side, extra))
                 if r >= 5:
                     times[(name, side)].append(t)
-    print(f"{rounds} alternated rounds; old = {builds['old']}, new = {builds['new']}; "
+    print(f"{rounds} alternated rounds; old = {named['old']}, new = {named['new']}; "
           f"load {os.getloadavg()[0]:.2f}")
     print(f"{'case':34s} {'old ms':>8s} {'new ms':>8s} {'new-old median':>15s} {'mean':>8s}")
     for name, *_ in table:

@@ -90,8 +90,12 @@ Group real_launch(const Setup& s) {
   Case real{"ezpz launch -n 2 -- /bin/true", {concat(launch, target), env}};
   real.max_added = 2.0;
   run.cases.push_back(real);
-  run.cases.push_back({"  same, MASTER_PORT=29500 (no port probe)",
-                       {concat(launch, target), with(env, {"MASTER_PORT=29500"})}});
+  // Its own runs directory: a launch prunes every sixth launch into its directory, and two cases
+  // alternating into one made every pruning launch the first case's, every third of its runs.
+  run.cases.push_back(
+      {"  same, MASTER_PORT=29500 (no port probe)",
+       {concat(launch, target),
+        with(env, {"MASTER_PORT=29500", "EZPZ_RUNS_DIR=" + s.scratch + "/runs-port"})}});
   return run;
 }
 
