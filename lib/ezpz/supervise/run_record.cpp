@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -211,6 +213,67 @@ RunSummary parse_summary(std::string_view text, std::string_view source) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not an ezpz run record: {}", source, e.what()));
   }
+}
+
+namespace {
+
+// Reads a summary's top-level "started_ns" and stops there, at its third key: nothing after it
+// is tokenized. Anything else where the number should be (or no such key) leaves 0.
+class StartedNsReader final : public nlohmann::json_sax<Json> {
+ public:
+  std::int64_t started_ns() const { return started_ns_; }
+
+  bool null() override { return passed(); }
+  bool boolean(bool) override { return passed(); }
+  bool number_integer(number_integer_t n) override { return passed(n); }
+  bool number_unsigned(number_unsigned_t n) override {
+    return n <= static_cast<number_unsigned_t>(INT64_MAX) ? passed(static_cast<std::int64_t>(n))
+                                                          : passed();
+  }
+  bool number_float(number_float_t, const string_t&) override { return passed(); }
+  bool string(string_t&) override { return passed(); }
+  bool binary(binary_t&) override { return passed(); }
+  bool start_object(std::size_t) override { return deeper(); }
+  bool end_object() override { return shallower(); }
+  bool start_array(std::size_t) override { return deeper(); }
+  bool end_array() override { return shallower(); }
+  bool key(string_t& name) override {
+    at_key_ = depth_ == 1 && name == "started_ns";
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  // A value has been read: false (stop) when it was started_ns's, taken if it is an integer.
+  bool passed(std::optional<std::int64_t> value = std::nullopt) {
+    if (!at_key_) return true;
+    started_ns_ = value.value_or(0);
+    return false;
+  }
+
+  // An object or an array opens: a value too, so started_ns's ends the reading.
+  bool deeper() {
+    ++depth_;
+    return passed();
+  }
+  bool shallower() {
+    --depth_;
+    return true;
+  }
+
+  std::int64_t started_ns_ = 0;
+  int depth_ = 0;
+  bool at_key_ = false;
+};
+
+}  // namespace
+
+std::int64_t summary_started_ns(std::string_view text) {
+  StartedNsReader reader;
+  Json::sax_parse(text, &reader);
+  return reader.started_ns();
 }
 
 ExplainInput recorded_attempt(std::string_view verdict, std::string_view source) {

@@ -94,6 +94,11 @@ void read_recorded_plan(std::string_view plan, std::string_view source, ExplainI
 // Throws Error naming `source` when the text is not a run summary.
 RunSummary parse_summary(std::string_view json, std::string_view source);
 
+// The summary's started_ns alone, read without parsing the rest (pruning orders a burst's runs
+// by it: whole parses were most of a pruning launch's work); 0 where it is absent, not an
+// integer, or the text is not JSON.
+std::int64_t summary_started_ns(std::string_view json);
+
 // Where a run stands. The launching ezpz holds an exclusive lock on the record's
 // `lock` file for the whole run; the kernel drops it when ezpz dies, even of
 // SIGKILL, so a run with no exit code whose lock is free was lost (not a pid

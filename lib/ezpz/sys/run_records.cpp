@@ -199,7 +199,7 @@ std::int64_t started_ns_of(const std::string& runs_dir, const std::string& name)
   const std::string path = summary_path((fs::path(runs_dir) / name).string());
   try {
     const std::optional<std::string> text = read_file_if_present(path);
-    return text ? parse_summary(*text, path).started_ns : 0;
+    return text ? summary_started_ns(*text) : 0;
   } catch (const Error&) {
     return 0;
   }

@@ -1,3 +1,6 @@
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/error.hpp"
@@ -56,6 +59,42 @@ TEST_CASE("a record from before started_ns reads with 0 there", "[record]") {
   RunSummary expected = sample_run();
   expected.started_ns = 0;
   CHECK(parse_summary(json.dump(), "run.json") == expected);
+}
+
+TEST_CASE("started_ns reads alone as the whole summary reads it", "[record]") {
+  const std::string text = summary_json(sample_run());
+  CHECK(summary_started_ns(text) == parse_summary(text, "run.json").started_ns);
+  auto moved = nlohmann::ordered_json::parse(text);
+  moved.erase("started_ns");
+  moved["started_ns"] = 42;  // last, not third
+  CHECK(summary_started_ns(moved.dump()) == 42);
+  moved.erase("started_ns");
+  CHECK(summary_started_ns(moved.dump()) == 0);
+}
+
+TEST_CASE("started_ns is read without the rest: damage after it does not matter", "[record]") {
+  CHECK(summary_started_ns(R"({"id": "x", "started_ns": 17, "cwd": )") == 17);
+  CHECK(summary_started_ns(R"({"id": "x", "started_ns": 17 garbage)") == 17);
+}
+
+TEST_CASE("a started_ns that is not a top-level integer reads as 0", "[record]") {
+  const std::vector<std::string> texts = {
+      R"({"started_ns": "17"})",
+      R"({"started_ns": 1.5})",
+      R"({"started_ns": null})",
+      R"({"started_ns": [17]})",
+      R"({"started_ns": {"ns": 17}})",
+      R"({"started_ns": 18446744073709551615})",
+      R"({"inner": {"started_ns": 17}})",
+      R"([{"started_ns": 17}])",
+      R"({"id": "x", "cwd": )",
+      "not json",
+      "",
+  };
+  for (const std::string& text : texts) {
+    CAPTURE(text);
+    CHECK(summary_started_ns(text) == 0);
+  }
 }
 
 TEST_CASE("a damaged summary is named", "[record]") {
