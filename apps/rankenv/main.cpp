@@ -310,14 +310,23 @@ bool pipe_taken(int connection, int read_end) {
   return true;
 }
 
-// Hands the read end of one of the rank's pipes to ezpz over its connection: ezpz reads the
-// rank's bytes itself, and none passes through here. Returns what is left to relay: -1 once
-// ezpz has taken it; the pipe itself where there is no connection, or the message could not
-// go, or ezpz refused it (or the kernel dropped it: no descriptor left in ezpz). Until ezpz
-// answers, the rank's output waits in the pipe, which both still hold.
-int pass_pipe(int connection, int read_end, long rank) {
-  if (connection < 0 || !offer_pipe(connection, read_end, rank)) return read_end;
-  return pipe_taken(connection, read_end) ? -1 : read_end;
+// Hands the read ends of the rank's two pipes to ezpz, each over its stream's connection: ezpz
+// reads the rank's bytes itself, and none passes through here. Both are offered before either
+// answer is awaited: the rank waits for one round trip through ezpz's loop, not two. Returns
+// what is left to relay of each: -1 once ezpz has taken it; the pipe itself where there is no
+// connection, or the message could not go, or ezpz refused it (or the kernel dropped it: no
+// descriptor left in ezpz). Until ezpz answers, the rank's output waits in the pipe, which both
+// still hold.
+std::array<int, 2> pass_pipes(const std::array<int, 2>& direct, std::array<int, 2> read_ends,
+                              long rank) {
+  bool offered[2] = {false, false};
+  for (std::size_t i = 0; i < 2; ++i) {
+    offered[i] = direct[i] >= 0 && read_ends[i] >= 0 && offer_pipe(direct[i], read_ends[i], rank);
+  }
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (offered[i] && pipe_taken(direct[i], read_ends[i])) read_ends[i] = -1;
+  }
+  return read_ends;
 }
 
 // `--output raw` (k_pipes_only), where ezpz listens on this host: a pipe for each of the rank's
@@ -329,17 +338,15 @@ struct PassedPipes {
   std::array<int, 2> outputs = {-1, -1};  // the rank's stdout and stderr; -1: ours
 };
 
-// Both pipes are offered before either answer is awaited: the rank waits for one round trip
-// through ezpz's loop, not two.
 PassedPipes pass_pipes_first(const std::string& ezpz_socket, long rank) {
   PassedPipes passed{.direct = connect_to_ezpz(ezpz_socket)};
   int ends[2][2] = {{-1, -1}, {-1, -1}};
-  bool offered[2] = {false, false};
   for (std::size_t i = 0; i < 2 && passed.direct[0] >= 0; ++i) {
-    offered[i] = ::pipe2(ends[i], O_CLOEXEC) == 0 && offer_pipe(passed.direct[i], ends[i][0], rank);
+    if (::pipe2(ends[i], O_CLOEXEC) != 0) ends[i][0] = ends[i][1] = -1;
   }
+  const std::array<int, 2> left = pass_pipes(passed.direct, {ends[0][0], ends[1][0]}, rank);
   for (std::size_t i = 0; i < 2; ++i) {
-    if (offered[i] && pipe_taken(passed.direct[i], ends[i][0])) {
+    if (ends[i][0] >= 0 && left[i] < 0) {  // taken: the read end is ezpz's alone
       passed.outputs[i] = ends[i][1];
       continue;
     }
@@ -571,8 +578,7 @@ std::string host_name() {
     const std::size_t write_max =
         straight ? ezpz::output::k_direct_write_max : ezpz::output::k_write_max;
     if (straight) report_to = direct[1];
-    const int reads[2] = {pass_pipe(direct[0], out_pipe[0], rank_number),
-                          pass_pipe(direct[1], err_pipe[0], rank_number)};
+    const std::array<int, 2> reads = pass_pipes(direct, {out_pipe[0], err_pipe[0]}, rank_number);
     Relay out(reads[0], straight ? direct[0] : STDOUT_FILENO, rank_number, write_max);
     Relay err(reads[1], report_to, rank_number, write_max);
     Relay* const relays[2] = {&out, &err};
