@@ -27,7 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const CLI::Validator k_seconds(
+const CLI::Validator k_positive_seconds(
     [](std::string& text) {
       char* end = nullptr;
       double value = std::strtod(text.c_str(), &end);
@@ -47,7 +47,7 @@ CLI::App* setup_doctor(CLI::App& app, DoctorOptions& o, GlobalOptions& globals) 
       cmd->add_flag("--deep", o.deep, "Also launch a probe on every node of the allocation");
   cmd->add_option("--timeout", o.timeout_s, "With --deep: stop the probes after SECONDS (60)")
       ->type_name("SECONDS")
-      ->check(k_seconds)
+      ->check(k_positive_seconds)
       ->needs(deep);
   cmd->add_option("--failed-nodes", o.failed_nodes,
                   "With --deep: write the nodes that failed here (default: the run directory)")

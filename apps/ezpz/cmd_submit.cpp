@@ -131,11 +131,6 @@ void check_env_words(const std::vector<std::string>& words) {
   }
 }
 
-std::optional<long> given(const CLI::Option* option, long value) {
-  if (option == nullptr || option->count() == 0) return std::nullopt;
-  return value;
-}
-
 // The words before "--" of the job's `ezpz launch`: the profile this job was
 // written for, -n/--ppn, then the user's --launch-arg words.
 std::vector<std::string> launch_words(const SubmitOptions& o) {

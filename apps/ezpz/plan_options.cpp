@@ -159,12 +159,12 @@ std::string node_step_output(std::vector<std::string> command, std::chrono::seco
   return sys::read_file_if_present(path).value_or("");
 }
 
-namespace {
-
 std::optional<long> given(const CLI::Option* option, long value) {
   if (option == nullptr || option->count() == 0) return std::nullopt;
   return value;
 }
+
+namespace {
 
 // The Python ezpz documents CPU_BIND=--cpu-bind=list:0-1: the value is what follows the flag.
 std::string bare_binding(std::string_view text) {

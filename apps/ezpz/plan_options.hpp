@@ -60,6 +60,9 @@ void add_plan_options(CLI::App& cmd, PlanOptions& options, bool rank_options = t
 // for `ezpz submit`, which passes them on to the job's launch.
 void add_rank_count_options(CLI::App& cmd, PlanOptions& options);
 
+// `value` where `option` (one of the *_option pointers above) was given on the command line.
+std::optional<long> given(const CLI::Option* option, long value);
+
 // Throws the plain usage error when -n/--ppn were given to a subcommand
 // added with rank_options=false.
 void refuse_rank_options(const PlanOptions& options);
