@@ -190,9 +190,11 @@ void start_record(const AttemptOptions& o, const PreparedLaunch& prepared, const
   run.summary = first_summary(run, prepared);
   run.summary.launched_on = host;
   if (!effects.recording()) return;
-  effects.record("hostfile", hostfile_text(run.pool.active));
-  if (!run.pool.spares.empty()) effects.record("spares", hostfile_text(run.pool.spares));
-  effects.record("run.json", summary_json(run.summary));
+  effects.record_lazily("hostfile", [hosts = run.pool.active] { return hostfile_text(hosts); });
+  if (!run.pool.spares.empty()) {
+    effects.record_lazily("spares", [hosts = run.pool.spares] { return hostfile_text(hosts); });
+  }
+  effects.record_lazily("run.json", [summary = run.summary] { return summary_json(summary); });
   log::info("run record: {}", effects.directory());
 }
 

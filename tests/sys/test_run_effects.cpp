@@ -36,6 +36,31 @@ TEST_CASE("a deferred run record is written once the launcher has started", "[re
   CHECK(read_text_file(effects.directory() + "/attempt-1/verdict.json") == "verdict\n");
 }
 
+TEST_CASE("a lazily made record's text is made when it is written", "[records]") {
+  TempDir dir;
+  ezpz::sys::NodeEffects effects("20261129-020000-n01-1");
+  effects.open_record(dir / "runs", {});
+  effects.defer_records();
+  int made = 0;
+  effects.record_lazily("run.json", [&made] { return std::to_string(++made) + "\n"; });
+  CHECK(made == 0);  // deferred: not even made, until the launcher has started
+  effects.write_deferred();
+  CHECK(made == 1);
+  CHECK(read_text_file(effects.directory() + "/run.json") == "1\n");
+  effects.record_lazily("run.json", [&made] { return std::to_string(++made) + "\n"; });
+  CHECK(made == 2);  // no longer deferred: made and written at once
+  CHECK(read_text_file(effects.directory() + "/run.json") == "2\n");
+}
+
+TEST_CASE("without a record, a lazily made text is never made", "[records]") {
+  ezpz::sys::NodeEffects effects("20261129-020001-n01-1");
+  effects.defer_records();
+  int made = 0;
+  effects.record_lazily("run.json", [&made] { return std::to_string(++made); });
+  effects.write_deferred();
+  CHECK(made == 0);
+}
+
 TEST_CASE("a deferred run record is written even when no launcher starts", "[records]") {
   TempDir dir;
   std::string run_dir;

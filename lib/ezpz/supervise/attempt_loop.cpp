@@ -43,8 +43,9 @@ struct Loop {
 std::string record_plan(const Loop& loop, int attempt, const PlannedLaunch& planned) {
   if (!loop.effects.recording()) return "";
   std::string output_path = loop.effects.output_path(attempt);
-  const std::string plan = render_json(planned, loop.prepared.context) + "\n";
-  loop.effects.record(attempt_plan_file(attempt), plan);
+  loop.effects.record_lazily(
+      attempt_plan_file(attempt),
+      [planned, context = loop.prepared.context] { return render_json(planned, context) + "\n"; });
   return output_path;
 }
 

@@ -4,6 +4,7 @@
 // between. Pure: the plan runs through the Executor it is given and every other side effect
 // (the run record, this node's leftovers, the back-off's wait, ezpz's lines) goes through
 // RunEffects, so a recording fake drives it in the unit tests (ninja's CommandRunner).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ class RunEffects {
   virtual bool recording() const = 0;
   // Writes a file of the run record, best effort: a full disk must not lose the job's status.
   virtual void record(const std::string& relative, const std::string& text) = 0;
+  // The same, the text made by `make` only when the file is written: while the record is
+  // deferred (NodeEffects), once the launcher has started, not before. `make` must own what it
+  // reads (capture by value): a record deferred past the launcher's failed start is written
+  // as the stack unwinds.
+  virtual void record_lazily(const std::string& relative, std::function<std::string()> make) {
+    record(relative, make());
+  }
   // Where attempt `attempt`'s output is recorded; empty: it is not.
   virtual std::string output_path(int attempt) = 0;
   // About to run `plan` (the command line, at -v).

@@ -54,6 +54,14 @@ void NodeEffects::record(const std::string& relative, const std::string& text) {
   }
 }
 
+// Deferred, the text too is made once the launcher has started: the plan's and the summary's
+// JSON (about 230 K instructions) were the launcher's to wait for.
+void NodeEffects::record_lazily(const std::string& relative, std::function<std::string()> make) {
+  if (!recorder_) return;
+  if (!deferring_) return record(relative, make());
+  deferred_.push_back([this, relative, make = std::move(make)] { record(relative, make()); });
+}
+
 // Deferred, the attempt's directory is made before the output is recorded into it: the
 // executor opens the record only once the launcher has started.
 std::string NodeEffects::output_path(int attempt) {

@@ -39,6 +39,7 @@ class NodeEffects final : public RunEffects {
 
   bool recording() const override { return recorder_.has_value(); }
   void record(const std::string& relative, const std::string& text) override;
+  void record_lazily(const std::string& relative, std::function<std::string()> make) override;
   std::string output_path(int attempt) override;
   void running(const LaunchPlan& plan) override;
   std::vector<std::string> stop_leftovers(bool launcher_failed) override;
