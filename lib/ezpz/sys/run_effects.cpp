@@ -40,26 +40,26 @@ void NodeEffects::write_deferred() {
   deferred_.clear();
 }
 
-// Records are best effort once the job runs: a full disk must not lose its exit status.
 void NodeEffects::record(const std::string& relative, const std::string& text) {
-  if (!recorder_) return;
-  if (deferring_) {
-    deferred_.push_back([this, relative, text] { record(relative, text); });
-    return;
-  }
-  try {
-    recorder_->write(relative, text);
-  } catch (const Error& e) {
-    log::warn("run record: {}", e.what());
-  }
+  record_lazily(relative, [text] { return text; });
 }
 
+// Records are best effort once the job runs: a full disk must not lose its exit status.
 // Deferred, the text too is made once the launcher has started: the plan's and the summary's
 // JSON (about 230 K instructions) were the launcher's to wait for.
 void NodeEffects::record_lazily(const std::string& relative, std::function<std::string()> make) {
   if (!recorder_) return;
-  if (!deferring_) return record(relative, make());
-  deferred_.push_back([this, relative, make = std::move(make)] { record(relative, make()); });
+  if (deferring_) {
+    deferred_.push_back([this, relative, make = std::move(make)]() mutable {
+      record_lazily(relative, std::move(make));
+    });
+    return;
+  }
+  try {
+    recorder_->write(relative, make());
+  } catch (const Error& e) {
+    log::warn("run record: {}", e.what());
+  }
 }
 
 // Deferred, the attempt's directory is made before the output is recorded into it: the
