@@ -154,7 +154,7 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
     const char* next;  // the last attempt's verdict
   };
   const RunOutcome ok = exited(0);
-  const Row rows[] = {
+  const std::vector<Row> rows = {
       {"success at once", {}, 2, {ok}, {{"n01", "n02"}}, {}, {}, 0, ""},
       {"the job's own error is not retried",
        {.retries = 3, .spares = 1, .failover = true},
