@@ -250,11 +250,18 @@ std::string rank_ranges(const std::vector<int>& ranks) {
   return output::rank_ranges(std::vector<long>(ranks.begin(), ranks.end()));
 }
 
+// A frame gdb finds in the program itself, built without debug information (a Release build),
+// names no file and no library: the function alone, not "in straggle ()".
+std::string frame_words(const std::optional<Frame>& frame) {
+  if (!frame) return "no stack";
+  if (frame->where.empty()) return fmt::format("in {}", frame->function);
+  return fmt::format("in {} ({})", frame->function, frame->where);
+}
+
 std::vector<std::string> summary(const std::map<int, std::optional<Frame>>& frames) {
   std::vector<std::pair<std::string, std::vector<int>>> groups;  // in order of first rank
   for (const auto& [rank, frame] : frames) {
-    const std::string what =
-        frame ? fmt::format("in {} ({})", frame->function, frame->where) : "no stack";
+    const std::string what = frame_words(frame);
     auto group =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
     if (group == groups.end()) group = groups.insert(groups.end(), {what, {}});

@@ -107,6 +107,16 @@ constexpr const char* k_gdb_smoke_waiting =
 #6  0x0000561a4627bcd6 in ezpz::dist::GradSync::end_step (this=this@entry=0x7ffe1433bbf0) at ../../lib/ezpz/runtime/grad_sync.cpp:197
 )";
 
+// ... the straggler of a Release build, without debug information: gdb names neither a source
+// nor a library for the program's own frames.
+constexpr const char* k_gdb_smoke_no_debug =
+    R"(Thread 1 (Thread 0x7f3b1d2fbdc0 (LWP 31234) "ezpz-smoke"):
+#0  0x00007f3b2edd4545 in __GI___clock_nanosleep (clock_id=clock_id@entry=0, flags=flags@entry=0, req=0x7ffd3a0a4f40, rem=0x7ffd3a0a4f40) at ../sysdeps/unix/sysv/linux/clock_nanosleep.c:48
+#1  0x00007f3b2edd8d8a in __sleep (seconds=0) at ../sysdeps/posix/sleep.c:55
+#2  0x000055d0c1a3f522 in ezpz::smoke::(anonymous namespace)::Trainer::straggle() ()
+#3  0x000055d0c1a43c66 in ezpz::smoke::(anonymous namespace)::Trainer::step(int) ()
+)";
+
 // eu-stack -i -s -m on the same two ranks (abridged): DWARF's short names, a source line under
 // each frame of a module with debug information.
 constexpr const char* k_eu_smoke_straggler = R"(PID 4646 - process
@@ -173,6 +183,9 @@ TEST_CASE("stacks: the innermost meaningful frame of real stacks") {
        k_gdb_smoke_straggler,
        Frame{.function = "ezpz::smoke::(anonymous namespace)::Trainer::straggle",
              .where = "trainer.cpp:187"}},
+      {"gdb: the program's own frame without debug information: no place to give",
+       k_gdb_smoke_no_debug,
+       Frame{.function = "ezpz::smoke::(anonymous namespace)::Trainer::straggle", .where = ""}},
       {"gdb: libtorch's wait", k_gdb_smoke_waiting,
        Frame{.function = "c10d::Work::wait", .where = "libtorch_cpu.so.1.13"}},
       {"eu-stack: past libc, the line without its column", k_eu_smoke_straggler,
@@ -205,6 +218,9 @@ TEST_CASE("stacks: the summary groups ranks by frame, the largest group first") 
         std::vector<std::string>{"ranks 0-6,8,10-15: in all_reduce (distributed_c10d.py:1541)",
                                  "rank 7: in straggle (ddp_hang.py:11)", "rank 9: no stack"});
   CHECK(ezpz::stacks::summary({}).empty());
+  frames = {{2, Frame{.function = "straggle", .where = ""}}, {3, std::nullopt}};
+  CHECK(ezpz::stacks::summary(frames) ==
+        std::vector<std::string>{"rank 2: in straggle", "rank 3: no stack"});
 }
 
 TEST_CASE("stacks: rank ranges") {
