@@ -19,6 +19,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ezpz/core/json_text.hpp"
+
 namespace {
 
 // The name the launcher placed this rank on, which is how the allocation
@@ -58,7 +60,7 @@ int count_entries(const char* dir, std::string_view prefix) {
 
 // One line, written at once, so that lines of different ranks do not mix.
 void print_line(const nlohmann::ordered_json& line) {
-  std::string text = line.dump() + "\n";
+  std::string text = ezpz::json_text(line) + "\n";
   for (std::size_t done = 0; done < text.size();) {
     ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;

@@ -18,6 +18,7 @@
 
 #include "bandwidth.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/json_text.hpp"
 #include "ezpz/launchers/runtime_env.hpp"
 #include "ezpz/runtime/dist.hpp"
 #include "ezpz/runtime/grad_sync.hpp"
@@ -482,7 +483,7 @@ void run_probe() {
       {"threads", torch::get_num_threads()},
       {"cores", std::thread::hardware_concurrency()},
   };
-  std::puts(j.dump().c_str());
+  std::puts(json_text(j).c_str());
   // ezpz doctor waits on this process. Leaving through exit() would run
   // libtorch's static destructors (its operator registries): about 100 ms
   // of a ~700 ms probe on a 2-core VM (an empty program linked to

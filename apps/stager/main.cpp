@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/json_text.hpp"
 #include "ezpz/core/text.hpp"
 #include "ezpz/stage/destination.hpp"
 #include "ezpz/stage/source.hpp"
@@ -125,7 +126,7 @@ SourceFacts share_source_facts(const Node& node, const Options& o,
       facts = {{"error", e.what()}};
     }
   }
-  Json shared = Json::parse(broadcast_string(facts.dump(), MPI_COMM_WORLD));
+  Json shared = Json::parse(broadcast_string(json_text(facts), MPI_COMM_WORLD));
   return {shared.value("error", ""),        shared.value("refused", false),
           shared.value("fingerprint", ""),  shared.value("tarball", false),
           shared.value("root_mode", 0755u), shared.value("content_bytes", 0ull),
@@ -201,7 +202,7 @@ Decision decide(const std::vector<Json>& reports) {
 }
 
 Decision share_decision(const Node& node, const Json& report) {
-  std::vector<std::string> texts = collect(report.dump(), MPI_COMM_WORLD);
+  std::vector<std::string> texts = collect(json_text(report), MPI_COMM_WORLD);
   Json decision;
   if (node.rank == 0) {
     std::vector<Json> reports;
@@ -209,7 +210,7 @@ Decision share_decision(const Node& node, const Json& report) {
     Decision d = decide(reports);
     decision = {{"abort", d.abort}, {"transfer", d.transfer}};
   }
-  Json shared = Json::parse(broadcast_string(decision.dump(), MPI_COMM_WORLD));
+  Json shared = Json::parse(broadcast_string(json_text(decision), MPI_COMM_WORLD));
   return {shared["abort"], shared["transfer"].get<std::vector<int>>()};
 }
 
@@ -330,7 +331,7 @@ long required_nodes(const Options& o, int nodes) {
 
 bool share_commit_decision(const Node& node, const Json& report, const Options& o, Progress& progress) {
   std::vector<std::string> texts =
-      collect(report.dump(), MPI_COMM_WORLD, [&](int rank, const std::string& ready) {
+      collect(json_text(report), MPI_COMM_WORLD, [&](int rank, const std::string& ready) {
         if (Json::parse(ready).value("error", "").empty()) progress.node_done(rank);
       });
   char commit = 0;
@@ -484,7 +485,8 @@ int run_steps(const MpiSession& mpi, int argc, char** argv) {
   }
   Json ready = {{"node", node.name}, {"dst", node.destination}, {"error", prepared.error}};
   bool commit = share_commit_decision(node, ready, o, progress);
-  std::vector<std::string> finals = collect(commit_or_discard(node, prepared, commit).dump(), MPI_COMM_WORLD);
+  std::vector<std::string> finals =
+      collect(json_text(commit_or_discard(node, prepared, commit)), MPI_COMM_WORLD);
   int status = 0;
   if (node.rank == 0) {
     progress.done();

@@ -125,4 +125,28 @@ expect_eq "machines list: the broken one, with its file:line" \
   "$(grep '^draft ' <<<"$out" | tr -s ' ')"
 expect_true "machines list: the good ones still listed" grep -q '^aurora ' <<<"$out"
 
+# --- Words, directories and lines that are not UTF-8 ----------------------------------------
+# POSIX lets them be any bytes; JSON holds only UTF-8. Before json_text, the run record's JSON
+# threw and ezpz died of abort() (exit 134) after its launcher had started.
+fffd=$'\xef\xbf\xbd'
+run_ezpz latin1 launch -n 1 -- printf '%s\n' $'caf\xe9'
+expect_eq "a Latin-1 word: exit 0" 0 "$rc"
+expect_eq "a Latin-1 word: the rank printed its bytes as they are" "caf"$'\xe9' "$out"
+run=$(newest_run)
+expect_eq "a Latin-1 word: run.json reads, the byte as U+FFFD" "caf$fffd" "$(jq -r '.command[2]' "$run/run.json")"
+expect_eq "a Latin-1 word: plan.json reads" "caf$fffd" "$(jq -r '.argv[-1]' "$run/plan.json")"
+expect_eq "a Latin-1 word: verdict.json reads" "success" "$(jq -r .classification "$run/attempt-1/verdict.json")"
+run_ezpz latin1_json launch --dry-run --json -n 1 -- printf '%s\n' $'caf\xe9'
+expect_eq "--dry-run --json, a Latin-1 word: exit 0" 0 "$rc"
+expect_eq "--dry-run --json, a Latin-1 word: the plan reads" "caf$fffd" "$(jq -r '.argv[-1]' <<<"$out")"
+run_ezpz latin1_env env --json -x A=$'caf\xe9'
+expect_eq "env --json, a Latin-1 value: exit 0" 0 "$rc"
+expect_eq "env --json, a Latin-1 value: it reads" "caf$fffd" "$(jq -r .A <<<"$out")"
+latin1_dir="$scratch/d"$'\xff'
+mkdir -p "$latin1_dir"
+(cd "$latin1_dir" && launch_env "$timeout_bin" -k 5 60 "$EZPZ_BIN" launch -n 1 -- true \
+  >"$scratch/latin1_dir.out" 2>"$scratch/latin1_dir.err")
+expect_eq "a directory that is not UTF-8: exit 0" 0 "$?"
+expect_eq "a directory that is not UTF-8: run.json's cwd reads" "$scratch/d$fffd" "$(jq -r .cwd "$(newest_run)/run.json")"
+
 finish

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/color.hpp"
+#include "ezpz/core/json_text.hpp"
 #include "ezpz/doctor/doctor_checks.hpp"
 
 namespace ezpz::doctor {
@@ -159,7 +160,7 @@ std::string render_json(const Report& report) {
     j["failed_nodes"] = report.deep->failed;
     j["failed_nodes_file"] = report.failed_nodes_file;
   }
-  return j.dump(2);
+  return json_text(j, 2);
 }
 
 }  // namespace ezpz::doctor

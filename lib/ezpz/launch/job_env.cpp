@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/json_text.hpp"
 
 namespace ezpz {
 
@@ -56,7 +57,7 @@ std::string render_exports(const EnvList& variables) {
 std::string render_variables_json(const EnvList& variables) {
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
   for (const auto& [name, value] : variables) json[name] = value;
-  return json.dump(2) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 }  // namespace ezpz

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/env.hpp"
+#include "ezpz/core/json_text.hpp"
 
 namespace ezpz {
 namespace {
@@ -79,7 +80,7 @@ std::string render_json(const PlannedLaunch& planned, const PlanContext& context
       {"gpus", gpus_json(planned.gpus)}, {"local_ranks", local_ranks_json(planned)},
   };
   if (!context.spares.empty()) json["spares"] = context.spares;
-  return json.dump(2);
+  return json_text(json, 2);
 }
 
 }  // namespace ezpz

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ezpz/core/json_text.hpp"
+
 namespace ezpz::report {
 
 std::string step_json(const StepRecord& s) {
@@ -21,7 +23,7 @@ std::string step_json(const StepRecord& s) {
       {"optimizer_s", s.optimizer_s},
       {"samples_per_s", s.samples_per_s},
   };
-  return j.dump();
+  return json_text(j);
 }
 
 Stats summarize(const std::vector<double>& values) {
@@ -263,7 +265,7 @@ std::string summary_json(const Summary& s) {
       {"machine", machine_json(s.machine)},
   };
   if (!s.collectives.empty()) j["collectives"] = collectives_json(s.collectives);
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/json_text.hpp"
 #include "ezpz/launch/render.hpp"
 
 namespace ezpz::yeet {
@@ -207,7 +208,7 @@ std::string stamp_json(const Stamp& stamp) {
   nlohmann::ordered_json json = {{"made_by", "ezpz yeet"}, {"fingerprint", stamp.fingerprint},
                                  {"source", stamp.source}, {"stream_hash", stamp.stream_hash},
                                  {"bytes", stamp.bytes},   {"entries", stamp.entries}};
-  return json.dump(2) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 std::optional<Stamp> parse_stamp(std::string_view text) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/json_text.hpp"
 #include "ezpz/launch/render.hpp"
 
 namespace ezpz {
@@ -158,7 +159,7 @@ std::string verdict_json(const AttemptVerdict& v) {
       {"startup", output::startup_json(v.startup)},
       {"ranks_started", v.ranks_started ? Json(*v.ranks_started) : Json(nullptr)},
   });
-  return json.dump(2) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 std::string explanation_json(const Explanation& e, const std::string& source) {
@@ -166,7 +167,7 @@ std::string explanation_json(const Explanation& e, const std::string& source) {
   Json json = {{"source", source}};
   add_classification(json, c);
   json.update(Json{{"victims", failed_json(e.victims)}, {"innocent", failed_json(e.innocent)}});
-  return json.dump(2) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 std::string summary_json(const RunSummary& r) {
@@ -187,7 +188,7 @@ std::string summary_json(const RunSummary& r) {
       {"reason", r.reason},
       {"launched_on", r.launched_on},
   };
-  return json.dump(2) + "\n";
+  return json_text(json, 2) + "\n";
 }
 
 RunSummary parse_summary(std::string_view text, std::string_view source) {
