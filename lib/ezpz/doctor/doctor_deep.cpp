@@ -41,11 +41,35 @@ void read_allreduce_line(const nlohmann::json& j, NodeReport& r) {
   r.sum = j.value("sum", 0);
 }
 
+using ReportIndex = std::map<std::string, std::size_t, std::less<>>;  // short host -> reports[i]
+
+// One probe line into its host's report. A line with a field of another type than this
+// version's probe writes (another version's probe on a node, two ranks' lines run together)
+// changes nothing: nlohmann's value() throws on it.
+void read_probe_line(const nlohmann::json& j, std::vector<NodeReport>& reports,
+                     ReportIndex& index) {
+  try {
+    const std::string host = j.value("host", "");
+    const std::string kind = j.value("ezpz_probe", "");
+    const auto found = index.find(short_host_name(host));
+    NodeReport report = found == index.end() ? NodeReport{.host = host} : reports[found->second];
+    if (kind == "node") read_node_line(j, report);
+    if (kind == "allreduce") read_allreduce_line(j, report);
+    if (found != index.end()) {
+      reports[found->second] = std::move(report);
+      return;
+    }
+    index.emplace(std::string(short_host_name(host)), reports.size());
+    reports.push_back(std::move(report));
+  } catch (const nlohmann::json::exception&) {
+  }
+}
+
 }  // namespace
 
 std::vector<NodeReport> parse_probe_output(std::string_view text) {
   std::vector<NodeReport> reports;
-  std::map<std::string, std::size_t, std::less<>> index;  // short host name -> reports[i]
+  ReportIndex index;
   for (std::string_view line : split_lines(text)) {
     std::size_t at = line.find('{');
     if (at == std::string_view::npos) continue;
@@ -53,16 +77,7 @@ std::vector<NodeReport> parse_probe_output(std::string_view text) {
     if (j.is_discarded() || !j.is_object() || !j.contains("ezpz_probe") || !j.contains("host")) {
       continue;
     }
-    std::string host = j.value("host", "");
-    auto [it, fresh] = index.try_emplace(std::string(short_host_name(host)), reports.size());
-    if (fresh) {
-      reports.emplace_back();
-      reports.back().host = host;
-    }
-    NodeReport& report = reports[it->second];
-    std::string kind = j.value("ezpz_probe", "");
-    if (kind == "node") read_node_line(j, report);
-    if (kind == "allreduce") read_allreduce_line(j, report);
+    read_probe_line(j, reports, index);
   }
   return reports;
 }

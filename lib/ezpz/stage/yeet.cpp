@@ -213,8 +213,9 @@ std::string stamp_json(const Stamp& stamp) {
 
 std::optional<Stamp> parse_stamp(std::string_view text) {
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || json.value("made_by", "") != "ezpz yeet") return std::nullopt;
-  try {
+  if (!json.is_object()) return std::nullopt;
+  try {  // value() throws too, where a field is of another type ("made_by": 1)
+    if (json.value("made_by", "") != "ezpz yeet") return std::nullopt;
     return Stamp{json.at("fingerprint").get<std::string>(), json.value("source", ""),
                  json.value("stream_hash", ""), json.value("bytes", std::uint64_t{0}),
                  json.value("entries", std::uint64_t{0})};

@@ -70,6 +70,39 @@ std::string ending_word(const ListedRun& run) {
   return std::string(to_string(run.state == RunState::elsewhere ? RunState::unknown : run.state));
 }
 
+// A verdict's field as T, else `fallback`: where it is absent or of another type (a record
+// another version wrote, or one edited by hand), `ezpz runs show` says less rather than end in
+// nlohmann's type_error.
+template <typename T>
+T field_or(const Json& json, const char* key, T fallback) {
+  const auto it = json.find(key);
+  if (it == json.end()) return fallback;
+  try {
+    return it->template get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+// One attempt's lines of `ezpz runs show`, from its verdict.json; nothing from one that is not a
+// JSON object.
+std::string attempt_details(std::string_view text) {
+  const Json v = Json::parse(text, nullptr, false);
+  if (v.is_discarded() || !v.is_object()) return "";
+  const std::string next = field_or(v, "next", std::string());
+  std::string out =
+      fmt::format("attempt {}: exit {}, {}: {} ({:.1f} s){}\n", field_or(v, "attempt", 0),
+                  field_or(v, "exit_code", 0), field_or(v, "classification", std::string("?")),
+                  field_or(v, "reason", std::string()),
+                  field_or(field_or(v, "timings", Json::object()), "total_s", 0.0),
+                  next.empty() ? "" : "; " + next);
+  // --signal's warning, when one was sent: "warned at T-600 s with SIGUSR1".
+  if (const std::string warning = field_or(v, "warning", std::string()); !warning.empty()) {
+    out += fmt::format("  {}\n", warning);
+  }
+  return out + output::startup_table(output::stamps_from_json(field_or(v, "startup", Json())));
+}
+
 std::string result_text(const ListedRun& run) {
   const RunSummary& r = run.summary;
   switch (run.state) {
@@ -383,19 +416,7 @@ std::string run_details(const ListedRun& run, const std::vector<std::string>& ve
       r.job_id.empty() ? "" : ", job " + r.job_id, fmt::join(r.hosts, " "));
   if (!r.spares.empty()) out += fmt::format("  spares    {}\n", fmt::join(r.spares, " "));
   out += fmt::format("  result    {}\n", result_text(run));
-  for (const std::string& text : verdicts) {
-    const Json v = Json::parse(text, nullptr, false);
-    if (v.is_discarded() || !v.is_object()) continue;
-    out += fmt::format("attempt {}: exit {}, {}: {} ({:.1f} s){}\n", v.value("attempt", 0),
-                       v.value("exit_code", 0), v.value("classification", "?"),
-                       v.value("reason", ""), v["timings"].value("total_s", 0.0),
-                       v.value("next", "").empty() ? "" : "; " + v.value("next", ""));
-    // --signal's warning, when one was sent: "warned at T-600 s with SIGUSR1".
-    if (auto w = v.find("warning"); w != v.end() && w->is_string()) {
-      out += fmt::format("  {}\n", w->get<std::string>());
-    }
-    out += output::startup_table(output::stamps_from_json(v.value("startup", Json())));
-  }
+  for (const std::string& text : verdicts) out += attempt_details(text);
   out += fmt::format("records in {}\n", directory);
   return out;
 }

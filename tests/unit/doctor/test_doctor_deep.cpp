@@ -70,6 +70,10 @@ TEST_CASE("doctor --deep: probe lines from interleaved, prefixed rank output", "
       R"({"not_probe":"node","host":"n09"})"
       "\n"
       R"({"ezpz_probe":"allreduce","host":"n02.x","rank":1,"size)"  // cut short: ignored
+      "\n"
+      R"({"ezpz_probe":"node","host":"n03","nvidia":"four"})"  // another version's: ignored
+      "\n"
+      R"({"ezpz_probe":"allreduce","host":"n02.x","size":"2"})"  // nothing of it kept
       "\n";
   std::vector<NodeReport> reports = parse_probe_output(text);
   REQUIRE(reports.size() == 2);

@@ -102,6 +102,7 @@ TEST_CASE("what a destination holds decides what happens", "[yeet]") {
   CHECK(classify(std::nullopt, true, false, "f1") == Holding::foreign);
   CHECK(classify(std::string("{\"made_by\":\"someone\"}"), true, false, "f1") == Holding::foreign);
   CHECK(classify(std::string("not json"), true, false, "f1") == Holding::foreign);
+  CHECK(classify(std::string("{\"made_by\":1}"), true, false, "f1") == Holding::foreign);
 
   // --force copies again over ezpz's own copy, and never replaces anything else.
   struct Row {

@@ -336,6 +336,23 @@ TEST_CASE("run details list each attempt from its verdict", "[record]") {
       "records in .ezpz/runs/20261122-095931-n01-4242\n");
 }
 
+// A verdict another version wrote, or one edited by hand: `ezpz runs show` ended in nlohmann's
+// type_error (abort()) on a verdict without "timings" or with an attempt that was a string.
+TEST_CASE("run details say what they can of a verdict with fields missing or of another type",
+          "[record]") {
+  const std::string text = run_details(
+      finished(sample_run()),
+      {R"({"attempt": 1, "exit_code": 0})", R"({"attempt": "two", "exit_code": 3, "timings": 7,
+          "classification": 4, "reason": "gone", "next": null, "warning": [], "startup": 1})",
+       R"(["not", "an", "object"])", "not JSON at all", R"({"timings": {"total_s": "x"}})"},
+      "runs/r");
+  CHECK(text.substr(text.find("attempt ")) ==
+        "attempt 1: exit 0, ?:  (0.0 s)\n"
+        "attempt 0: exit 3, ?: gone (0.0 s)\n"
+        "attempt 0: exit 0, ?:  (0.0 s)\n"
+        "records in runs/r\n");
+}
+
 // `ezpz runs explain` takes an attempt's ranks from its plan.json: before, a recorded run had
 // no world size, and "a Python traceback in most ranks" never spoke.
 TEST_CASE("runs explain reads an attempt's world size and ranks per host from its plan",
