@@ -84,6 +84,16 @@ expect_match "one-lost: mid-transfer, the 3 up-to-date nodes are done" \
 expect_match "one-lost: the last line has every node done" ', nodes 4/4 done$' \
   "$(grep '^ezpz yeet: .* done' <<<"$err" | tail -n 1)"
 
+# --- a source whose name is not UTF-8: every node's stamp (JSON) holds it as U+FFFD ---------
+latin1_src="$scratch/src/v"$'\xe9'"nv"
+cp -a "$src" "$latin1_src"
+yeet latin1 "$latin1_src" --dst "$scratch/nodes/{host}/latin1"
+expect_eq "latin1 source: exit status" 0 "$rc"
+expect_match "latin1 source: every node copied" "on 4 nodes: 4 copied, 0 up to date, 0 failed" "$out"
+expect_eq "latin1 source: the stamp reads, the byte as U+FFFD" "$scratch/src/v"$'\xef\xbf\xbd'"nv" \
+  "$(jq -r .source "$(node_dst n04 latin1)/.ezpz-yeet.json")"
+rm -rf "$latin1_src" "$scratch"/nodes/*/latin1
+
 # --- a directory ezpz did not make is never replaced, not even with --force ------
 mkdir -p "$(node_dst n03 mine)" && echo keep >"$(node_dst n03 mine)/data"
 foreign_message="ezpz yeet: n03: $(node_dst n03 mine): exists and was not made by ezpz yeet (no .ezpz-yeet.json); yeet replaces only its own copies, even with --force: remove it first"
