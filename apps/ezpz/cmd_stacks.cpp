@@ -61,7 +61,8 @@ void write_record(const std::string& directory, const std::map<int, std::string>
 // The newest attempt-N of a run record (attempt-1 when it has none yet).
 std::string newest_attempt(const std::string& run_dir) {
   int attempt = 1;
-  while (std::filesystem::exists(attempt_dir(run_dir, attempt + 1))) ++attempt;
+  std::error_code unreadable;  // the throwing form ends ezpz in abort() on EACCES
+  while (std::filesystem::exists(attempt_dir(run_dir, attempt + 1), unreadable)) ++attempt;
   return attempt_dir(run_dir, attempt);
 }
 

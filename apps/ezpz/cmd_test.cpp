@@ -2,6 +2,8 @@
 // judged by the checks it reports, not by its exit code alone.
 #include "cmd_test.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -87,12 +89,17 @@ PreparedLaunch prepare(const TestOptions& o, const SmokeCommand& command, const 
   }
 }
 
-// A summary.json, given as the file or the directory holding it.
+// A summary.json, given as the file or the directory holding it. A path ezpz may not look into
+// (EACCES: is_directory()'s throwing form ended `ezpz test` in abort()) is read as a file, and
+// the read says why it cannot be.
 report::SummaryText read_summary(const std::string& path) {
-  std::string file = std::filesystem::is_directory(path) ? path + "/summary.json" : path;
+  std::error_code unreadable;
+  std::string file =
+      std::filesystem::is_directory(path, unreadable) ? path + "/summary.json" : path;
   std::optional<std::string> text = sys::read_file_if_present(file);
-  if (!text) throw Error(fmt::format("--compare {}: no such file", file));
-  return {file, *text};
+  if (text) return {file, *text};
+  if (errno == ENOENT) throw Error(fmt::format("--compare {}: no such file", file));
+  throw Error(fmt::format("--compare {}: {}", file, std::strerror(errno)));
 }
 
 void print_comparison(const report::SummaryText& before, const report::SummaryText& after) {
@@ -103,7 +110,8 @@ void print_comparison(const report::SummaryText& before, const report::SummaryTe
 
 int run_test(const TestOptions& o, const Context& context) {
   if (o.compare.size() == 2) {
-    print_comparison(read_summary(o.compare[0]), read_summary(o.compare[1]));
+    const report::SummaryText before = read_summary(o.compare[0]);  // A's error before B's
+    print_comparison(before, read_summary(o.compare[1]));
     return 0;
   }
   // Read now: a wrong path is found before anything is launched.

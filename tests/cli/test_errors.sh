@@ -267,4 +267,20 @@ expect_error "a Slurm node list with shell code" 2 \
 expect_error "--record-limit: not a size" 2 '--record-limit: expected a size such as 512M or 4G; got "lots"' -- \
   "${runs_env[@]}" -- launch --record-limit lots -- true
 
+# A path ezpz may not look into (EACCES): one line, not abort() (is_directory()'s throwing form).
+# Only root can make one it cannot read; ezpz then runs as nobody, from a copy nobody may run.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  locked="$scratch/locked"
+  mkdir -p "$locked" && chmod 700 "$locked"
+  chmod 755 "$scratch"
+  cp "$EZPZ_BIN" "$scratch/ezpz-copy" && chmod 755 "$scratch/ezpz-copy"
+  err=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH="$system_path" \
+    "$scratch/ezpz-copy" test --compare "$locked/a" "$locked/b" 2>&1 >/dev/null)
+  expect_eq "test --compare, a directory it may not read: exit status" 2 "$?"
+  expect_eq "test --compare, a directory it may not read: one line" \
+    "ezpz: error: --compare $locked/a: Permission denied" "$err"
+else
+  echo "skipped: the unreadable --compare path (needs root and setpriv)"
+fi
+
 finish

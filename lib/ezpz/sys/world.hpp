@@ -37,7 +37,8 @@ class RealCommandReader : public CommandReader {
   const Env& env_;
 };
 
-// The whole file, or nullopt when it cannot be read (for optional files: caches, summaries).
+// The whole file, or nullopt when it cannot be read, errno then saying why (for optional files:
+// caches, summaries).
 std::optional<std::string> read_file_if_present(const std::string& path);
 
 // A private directory (mode 0700) under $TMPDIR (else /tmp), named `<prefix>.XXXXXX`, removed
