@@ -35,8 +35,9 @@ CpuBind depth_bind(int depth) {
 std::string first_last(const Cores& cores) {
   std::string text;
   for (const std::vector<int>& rank : cores) {
-    text += (text.empty() ? "" : " ") + std::to_string(rank.front()) + "-" +
-            std::to_string(rank.back()) + "/" + std::to_string(rank.size());
+    if (!text.empty()) text += ' ';  // not `"" + std::string`: GCC 12 warns (-Wrestrict) wrongly
+    text += std::to_string(rank.front()) + "-" + std::to_string(rank.back()) + "/" +
+            std::to_string(rank.size());
   }
   return text;
 }
