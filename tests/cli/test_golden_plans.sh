@@ -23,7 +23,8 @@ run_case() {
   while IFS= read -r line; do [ -n "$line" ] && env_words+=("${line//@CASE@/$dir}"); done < "$dir/env"
   while IFS= read -r line; do [ -n "$line" ] && arg_words+=("${line//@CASE@/$dir}"); done < "$dir/args"
   clean_env EZPZ_MACHINES_PATH= PATH="$no_launchers" "${env_words[@]}" "$EZPZ_BIN" launch --dry-run "$@" "${arg_words[@]}" 2>&1 |
-    sed -e "s|$dir|@CASE@|g" -e "s|$bin_dir|@BIN@|g" -e "s|$scratch/run|@RUN@|g" -e "s|\"$(hostname)\"|\"@HOST@\"|g"
+    sed -e "s|$dir|@CASE@|g" -e "s|$bin_dir|@BIN@|g" -e "s|$scratch/run|@RUN@|g" -e "s|\"$(hostname)\"|\"@HOST@\"|g" \
+      -e "s| -hosts $(hostname) | -hosts @HOST@ |g"
 }
 
 for dir in "$cases"/*/; do

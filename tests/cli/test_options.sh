@@ -68,7 +68,7 @@ expect_refused "--probe is not a test" "--probe: not a trainer flag (ezpz test -
 # -np, -ppn and -nh: the spellings of mpiexec and the Python ezpz, before -- only.
 run_ezpz launch -np 2 -ppn 2 --dry-run -- true -np 3
 expect_eq "-np 2 -ppn 2" \
-  "MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 EZPZ_LAUNCHER=hydra mpiexec -n 2 -ppn 2 $bin/ezpz-rankenv true -np 3" \
+  "MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 EZPZ_LAUNCHER=hydra mpiexec -n 2 -ppn 2 -hosts $(hostname) $bin/ezpz-rankenv true -np 3" \
   "$out"
 run_ezpz launch -np 2 --dry-run echo -np 3
 expect_match "the command's own -np is its own" " $bin/ezpz-rankenv echo -np 3\$" "$out"

@@ -113,6 +113,6 @@ expect_passed "simulated 2-node PBS job, 4 ranks" 4 20 "$scratch/pbs"
 
 run_test dry-run MASTER_PORT=29500 -- -n 2 --dry-run --model debug --output-dir /o
 expect_eq "--dry-run plans the trainer like launch" \
-  "MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 EZPZ_LAUNCHER=hydra mpiexec -n 2 -ppn 2 $(dirname "$EZPZ_BIN")/ezpz-rankenv $trainer --model debug --output-dir /o" \
+  "MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 EZPZ_LAUNCHER=hydra mpiexec -n 2 -ppn 2 -hosts $(hostname) $(dirname "$EZPZ_BIN")/ezpz-rankenv $trainer --model debug --output-dir /o" \
   "$out"
 finish

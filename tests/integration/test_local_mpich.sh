@@ -18,6 +18,17 @@ expect_eq "contract: one line per rank, each rank once" \
 rank=1 local=1 size=2 lsize=2 addr=127.0.0.1 host=$(hostname)" "$(without_ports "$out")"
 expect_one_port "contract" "$out"
 
+# --scheduler local inside a PBS job: this host alone. Hydra left to choose read PBS_NODEFILE
+# itself and ran ssh to its first host (n01: the test hosts resolve to loopback addresses, where
+# no ssh listens), so the run failed; -hosts keeps both ranks here.
+printf 'n01\nn02\n' >"$scratch/pbs.nodes"
+run_ezpz local_in_pbs PBS_JOBID=1.pbs PBS_NODEFILE="$scratch/pbs.nodes" launch --scheduler local \
+  -n 2 -- sh -c "$reporter"
+expect_eq "--scheduler local in a PBS job: exit status" 0 "$rc"
+expect_eq "--scheduler local in a PBS job: both ranks here" \
+  "rank=0 local=0 size=2 lsize=2 addr=127.0.0.1 host=$(hostname)
+rank=1 local=1 size=2 lsize=2 addr=127.0.0.1 host=$(hostname)" "$(without_ports "$out")"
+
 # A MASTER_PORT in ezpz's environment is the one every rank gets.
 clean_env timeout -k 5 50 "$EZPZ_BIN" launch -n 2 -- sh -c "$reporter" >"$scratch/port.out" 2>"$scratch/port.err"
 expect_eq "MASTER_PORT=29500 given: exit status" 0 "$?"

@@ -135,6 +135,10 @@ struct LauncherRow {
   std::string_view nnodes{};  // flag for the host count, if the launcher has one
   std::string_view hosts{};   // flag naming the hosts
   HostsForm hosts_form = HostsForm::hostfile;
+  // Flag naming the one host of a run here alone, where ezpz writes no hostfile: a launcher
+  // left to choose asks the resource manager its environment names (PBS_NODEFILE, SLURM_*),
+  // even where ezpz was told --scheduler local.
+  std::string_view here{};
   BindingForms binding{};         // how it spells a CPU binding
   std::string_view export_var{};  // flag to export one variable (Open MPI's -x)
   // Flags that give each rank its own GPUs, where the launcher has them: the count per rank
@@ -224,6 +228,10 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .np = "-n",
      .ppn = "-ppn",
      .hosts = "-f",
+     // Hydra reads PBS_NODEFILE itself: in a PBS job, `ezpz launch --scheduler local` ran ssh to
+     // the nodefile's first host (MPICH 4.0.2 here); -hosts (MPICH's and Intel MPI's Hydra)
+     // keeps the ranks on this host.
+     .here = "-hosts",
      // MPICH's Hydra user guide (process-core binding): -bind-to user:0+1,2+3 binds local
      // rank 0 to cores 0 and 1, rank 1 to 2 and 3 (checked with MPICH 4.0.2's Hydra here);
      // it has no depth of its own (it refuses "depth"), so depth is written as its cores.

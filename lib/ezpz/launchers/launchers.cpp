@@ -56,6 +56,8 @@ void add_hosts(std::vector<std::string>& argv, const LauncherRow& d, const Launc
     add_flag(argv, d.hosts, node_ids(in.hosts));
   } else if (d.hosts_form == HostsForm::hostfile && !in.hostfile.empty()) {
     add_flag(argv, d.hosts, in.hostfile);
+  } else if (d.hosts_form == HostsForm::hostfile && in.hosts.size() == 1) {
+    add_flag(argv, d.here, in.hosts.front());  // no flag: nothing added
   }
 }
 

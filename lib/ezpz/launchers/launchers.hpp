@@ -18,7 +18,7 @@ struct LauncherInput {
   int world_size = 1;
   int ppn = 1;
   std::vector<std::string> hosts;  // exactly the hosts used
-  std::string hostfile;            // a file listing `hosts`; empty = pass no hosts
+  std::string hostfile;            // a file listing `hosts`; empty: this host alone, or none
   CoreBinding cpu_bind;            // spelled in the dialect by binding.cpp
   std::vector<std::string> exported;  // variables ezpz sets, for launchers that need -x NAME
   std::string master_addr;            // torchrun rendezvous
