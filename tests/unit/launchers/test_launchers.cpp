@@ -72,6 +72,22 @@ TEST_CASE("each dialect spells ranks, hosts and environment its own way", "[laun
                     "torchrun, aprun");
 }
 
+// A run here alone has no hostfile: Hydra is told the host, or it reads PBS_NODEFILE itself.
+TEST_CASE("a run on this host alone names it where the launcher would choose hosts itself",
+          "[launchers]") {
+  LauncherInput input;
+  input.world_size = 2;
+  input.ppn = 2;
+  input.hosts = {"vm"};
+  CHECK(launcher_argv("hydra", input) ==
+        std::vector<std::string>{"mpiexec", "-n", "2", "-ppn", "2", "-hosts", "vm"});
+  CHECK(launcher_argv("openmpi", input) ==
+        std::vector<std::string>{"mpirun", "-n", "2", "-N", "2"});  // no such flag: none
+  input.hosts = {"n01", "n02"};  // several hosts and no hostfile: nothing to name them by
+  CHECK(launcher_argv("hydra", input) ==
+        std::vector<std::string>{"mpiexec", "-n", "2", "-ppn", "2"});
+}
+
 TEST_CASE("aprun takes Cray node ids, PEs per node and the depth binding", "[launchers]") {
   // aprun takes no hostfile: /h is not passed.
   LauncherInput input = depth_bound({"nid00012", "nid00013.hsn"}, 16);
