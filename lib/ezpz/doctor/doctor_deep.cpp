@@ -52,8 +52,9 @@ void read_probe_line(const nlohmann::json& j, std::vector<NodeReport>& reports,
     const std::string host = j.value("host", "");
     const std::string kind = j.value("ezpz_probe", "");
     const auto found = index.find(short_host_name(host));
-    NodeReport report = found == index.end() ? NodeReport() : reports[found->second];
-    report.host = found == index.end() ? host : report.host;
+    NodeReport report;
+    if (found != index.end()) report = reports[found->second];
+    if (found == index.end()) report.host = host;
     if (kind == "node") read_node_line(j, report);
     if (kind == "allreduce") read_allreduce_line(j, report);
     if (found != index.end()) {

@@ -250,6 +250,8 @@ std::string rank_ranges(const std::vector<int>& ranks) {
   return output::rank_ranges(std::vector<long>(ranks.begin(), ranks.end()));
 }
 
+namespace {
+
 // A frame gdb finds in the program itself, built without debug information (a Release build),
 // names no file and no library: the function alone, not "in straggle ()".
 std::string frame_words(const std::optional<Frame>& frame) {
@@ -257,6 +259,8 @@ std::string frame_words(const std::optional<Frame>& frame) {
   if (frame->where.empty()) return fmt::format("in {}", frame->function);
   return fmt::format("in {} ({})", frame->function, frame->where);
 }
+
+}  // namespace
 
 std::vector<std::string> summary(const std::map<int, std::optional<Frame>>& frames) {
   std::vector<std::pair<std::string, std::vector<int>>> groups;  // in order of first rank
