@@ -52,17 +52,17 @@ void read_probe_line(const nlohmann::json& j, std::vector<NodeReport>& reports,
     const std::string host = j.value("host", "");
     const std::string kind = j.value("ezpz_probe", "");
     const auto found = index.find(short_host_name(host));
-    NodeReport report;
-    if (found != index.end()) report = reports[found->second];
-    if (found == index.end()) report.host = host;
+    const bool fresh = found == index.end();
+    NodeReport report = fresh ? NodeReport() : reports[found->second];  // a copy: kept if read
+    if (fresh) report.host = host;
     if (kind == "node") read_node_line(j, report);
     if (kind == "allreduce") read_allreduce_line(j, report);
-    if (found != index.end()) {
+    if (!fresh) {
       reports[found->second] = std::move(report);
-      return;
+    } else {
+      index.emplace(std::string(short_host_name(host)), reports.size());
+      reports.push_back(std::move(report));
     }
-    index.emplace(std::string(short_host_name(host)), reports.size());
-    reports.push_back(std::move(report));
   } catch (const nlohmann::json::exception&) {
   }
 }

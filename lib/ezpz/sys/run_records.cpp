@@ -196,13 +196,9 @@ bool prunable_record(const std::string& run_dir, const PruneRule& rule) {
 // run.json's started_ns; 0 where it cannot be read (then the id decides). Its text alone: no
 // lock probed, as read_run() would.
 std::int64_t started_ns_of(const std::string& runs_dir, const std::string& name) {
-  const std::string path = summary_path((fs::path(runs_dir) / name).string());
-  try {
-    const std::optional<std::string> text = read_file_if_present(path);
-    return text ? summary_started_ns(*text) : 0;
-  } catch (const Error&) {
-    return 0;
-  }
+  const std::optional<std::string> text =
+      read_file_if_present(summary_path(fs::path(runs_dir) / name));
+  return text ? summary_started_ns(*text) : 0;  // neither throws: no Error to catch
 }
 
 }  // namespace
