@@ -320,8 +320,8 @@ RunEnd run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared,
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
   if (o.spares > 0 && matcher.empty()) {
     log::warn(
-        "--spares {}: the machine profile {} has no bad_node_patterns: every failover will "
-        "be blind (each active host in turn)",
+        "--spares {}: the machine profile {} has no bad_node_patterns: only a rank killed by "
+        "SIGKILL or SIGBUS on a host the launcher names can retire that host",
         o.spares, prepared.inputs.profile.name);
   }
   // Before the record opens: a --signal refused leaves no record of a run that never ran.

@@ -13,6 +13,7 @@
 #include "ezpz/output/rank_index.hpp"
 #include "ezpz/output/rank_log.hpp"
 #include "ezpz/profile/machine_profile.hpp"
+#include "ezpz/supervise/attempt_facts.hpp"
 #include "ezpz/supervise/explain.hpp"
 #include "ezpz/supervise/run_prune.hpp"
 #include "ezpz/supervise/run_record.hpp"
@@ -43,7 +44,7 @@ void setup_prune(CLI::App& cmd, RunsOptions& o, GlobalOptions& globals) {
 
 void setup_explain(CLI::App& cmd, RunsOptions& o, GlobalOptions& globals) {
   o.explain = cmd.add_subcommand(
-      "explain", "Classify a run's last attempt, or with --machine any saved job log, again");
+      "explain", "Classify a run's attempt, or with --machine any saved job log, again");
   o.explain->add_option("WHAT", o.explain_what,
                         "The run's id (or last, the default); with --machine, a log file");
   o.explain->add_option("--machine", o.machine, "Read WHAT as a saved log of a job on NAME")
@@ -53,6 +54,11 @@ void setup_explain(CLI::App& cmd, RunsOptions& o, GlobalOptions& globals) {
                    "With --machine: the job's exit status, when known (a log is taken for a "
                    "failed job's: 1)")
       ->type_name("N");
+  o.explain
+      ->add_option("--attempt", o.attempt,
+                   "Which attempt of the run (default: the last); its verdict.json says the same")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
   o.explain->add_flag("--json", o.json, "Print the explanation as JSON");
   add_verbosity_flags(*o.explain, globals);
 }
@@ -193,39 +199,65 @@ std::string read_or_throw(const std::string& path) {
   throw Error(fmt::format("runs explain: {}: no such file", path));
 }
 
-// A run's last attempt: its output.log, its launcher's status and hosts, its machine's patterns.
-std::pair<ExplainInput, std::string> recorded_input(const RunsOptions& o, const Context& context,
-                                                    const std::string& dir) {
+// An attempt the record holds no facts of (an older ezpz's record, or a clean exit): its
+// output.log, its launcher's status and hosts, its machine's patterns.
+std::pair<AttemptFacts, std::vector<BadNodePattern>> older_record(const RunsOptions& o,
+                                                                  const Context& context,
+                                                                  const std::string& run_dir,
+                                                                  int n, const std::string& verdict) {
+  const std::string attempt = attempt_dir(run_dir, n);
+  ExplainInput in = recorded_attempt(verdict, attempt + "/verdict.json");
+  const std::string plan = run_dir + "/" + attempt_plan_file(n);
+  read_recorded_plan(read_or_throw(plan), plan, in);
+  // Without a captured output (--output raw, nothing to read it for) there is nothing more.
+  in.output = sys::read_file_if_present(attempt + "/output.log").value_or("");
+  in.address_hosts = sys::hosts_at_addresses(lost_peer_addresses(in.output), in.hosts);
+  // A clean exit's verdict reads no bad-node pattern: its machine's profile need not be found.
+  if (in.exit_status != 0) {
+    in.patterns = patterns_of(o.machine.value_or(sys::read_run(run_dir).summary.machine), context);
+  }
+  return {facts_of_log(in), in.patterns};
+}
+
+// A run's attempt (--attempt N, else its last): the facts its supervisor judged, with the
+// patterns it judged them by (another machine's with --machine).
+std::pair<Explanation, std::string> recorded_explanation(const RunsOptions& o,
+                                                         const Context& context,
+                                                         const std::string& dir) {
   const bool newest = o.explain_what.empty() || o.explain_what == "last";
   const std::string run_dir = newest ? sys::newest_run(dir) : sys::find_run(dir, o.explain_what);
   const std::vector<std::string> verdicts = sys::attempt_verdicts(run_dir);
   if (verdicts.empty()) throw Error(fmt::format("runs explain: {}: no attempt ended", run_dir));
-  const int last = static_cast<int>(verdicts.size());
-  const std::string attempt = attempt_dir(run_dir, last);
-  ExplainInput in = recorded_attempt(verdicts.back(), attempt + "/verdict.json");
-  const std::string plan = run_dir + "/" + attempt_plan_file(last);
-  read_recorded_plan(read_or_throw(plan), plan, in);
-  in.output = read_or_throw(attempt + "/output.log");
-  in.address_hosts = sys::hosts_at_addresses(lost_peer_addresses(in.output), in.hosts);
-  in.patterns = patterns_of(o.machine.value_or(sys::read_run(run_dir).summary.machine), context);
-  return {std::move(in), attempt};
+  const int n = o.attempt.value_or(static_cast<int>(verdicts.size()));
+  if (n > static_cast<int>(verdicts.size())) {
+    throw Error(fmt::format("runs explain --attempt {}: {} has {} attempt{}", n, run_dir,
+                            verdicts.size(), verdicts.size() == 1 ? "" : "s"));
+  }
+  const std::string attempt = attempt_dir(run_dir, n);
+  const std::string facts_path = attempt + "/" + std::string(k_facts_file);
+  if (std::optional<std::string> text = sys::read_file_if_present(facts_path)) {
+    RecordedFacts recorded = parse_facts(*text, facts_path);
+    if (o.machine) recorded.patterns = patterns_of(*o.machine, context);
+    return {explain(recorded.facts, recorded.patterns), attempt};
+  }
+  auto [facts, patterns] = older_record(o, context, run_dir, n, verdicts[n - 1]);
+  return {explain(facts, patterns), attempt};
 }
 
-// A saved job log (--machine NAME LOGFILE): taken for a failed job's unless --exit-status.
-std::pair<ExplainInput, std::string> saved_log_input(const RunsOptions& o, const Context& context) {
+// A saved log (--machine NAME LOGFILE): taken for a failed job's unless --exit-status.
+std::pair<Explanation, std::string> log_explanation(const RunsOptions& o, const Context& context) {
   ExplainInput in{.output = read_or_throw(o.explain_what),
                   .exit_status = o.exit_status.value_or(1),
                   .hosts = {},
                   .world_size = 0,
                   .patterns = patterns_of(*o.machine, context)};
-  return {std::move(in), o.explain_what};
+  return {explain(in), o.explain_what};
 }
 
 int explain_run(const RunsOptions& o, const Context& context, const std::string& dir) {
   const bool saved_log = o.machine && !o.explain_what.empty();
-  const auto [in, source] =
-      saved_log ? saved_log_input(o, context) : recorded_input(o, context, dir);
-  const Explanation e = explain(in);
+  const auto [e, source] =
+      saved_log ? log_explanation(o, context) : recorded_explanation(o, context, dir);
   std::fputs((o.json ? explanation_json(e, source) : explanation_text(e)).c_str(), stdout);
   return 0;
 }

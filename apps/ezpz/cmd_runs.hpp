@@ -18,7 +18,7 @@ struct RunsOptions {
   std::optional<long> rank;               // `show --rank K`: that rank's output
   std::string grep;                       // `--grep TEXT`: only its lines containing TEXT
   std::optional<std::size_t> tail;        // `--tail N`: only its last N lines
-  std::optional<int> attempt;             // `--attempt N`: that attempt's (the last)
+  std::optional<int> attempt;             // show/explain `--attempt N`: that attempt (the last)
   std::optional<std::size_t> keep;        // `ezpz runs prune --keep N`
   std::optional<std::string> older_than;  // `--older-than AGE`
   bool dry_run = false;                   // `--dry-run`

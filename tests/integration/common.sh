@@ -417,3 +417,30 @@ ezpz_done() {
   out=$(cat "$scratch/$1.out")
   err=$(cat "$scratch/$1.err")
 }
+
+# --- One verdict, live and after (issue 44) ---------------------------------------------------
+# Every attempt the test's launches recorded: `ezpz runs explain RUN --attempt N --json` gives
+# what that attempt's verdict.json says, field by field. Records written by hand (a test's
+# damaged or foreign verdict.json) lack "evidence" and are left out.
+verdict_fields='{classification, reason, rule, line, bad_hosts, evidence, exit_code, failed_ranks,
+  innocent}'
+explain_env() {
+  if declare -F launch_env >/dev/null; then launch_env "$@"; else clean_env "$@"; fi
+}
+check_explain_matches_verdicts() {
+  local verdict attempt_dir run_dir attempt want got
+  while IFS= read -r verdict; do
+    jq -e 'has("evidence")' "$verdict" >/dev/null 2>&1 || continue
+    attempt_dir=${verdict%/verdict.json}
+    run_dir=${attempt_dir%/attempt-*}
+    attempt=${attempt_dir##*/attempt-}
+    want=$(jq -S "$verdict_fields" "$verdict")
+    got=$(cd "$scratch" && explain_env EZPZ_RUNS_DIR="${run_dir%/*}" "$EZPZ_BIN" runs explain \
+      "${run_dir##*/}" --attempt "$attempt" --json 2>&1 | jq -S "$verdict_fields" 2>&1)
+    expect_eq "runs explain --attempt $attempt --json is verdict.json: ${run_dir##*/}" \
+      "$want" "$got"
+  done < <(find "$scratch" -path '*/attempt-*/verdict.json' 2>/dev/null | sort)
+}
+# lib.sh's finish, after that check.
+eval "lib_$(declare -f finish)"
+finish() { check_explain_matches_verdicts; lib_finish; }

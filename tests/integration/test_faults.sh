@@ -156,6 +156,32 @@ restore_hosts
 no_proxies() { ! pgrep -f -- "--launcher-exec $scratch/bin/ssh" >/dev/null; }
 expect_true "failover: no proxy of either attempt is left" wait_until 5 no_proxies
 
+# --- SIGUSR1 to ezpz: forwarded, every rank dies of it, no node blamed (issue 44) ----------
+# Before: bad_node, rank 0 on n01, n01 swapped for the spare and the job run again.
+start_job usr1 2 --ppn 2 --nhosts 1 --spares 1 --retry-delay 0 || exit 1
+sleep 1  # Hydra set up: a signal in its first moments is not passed on
+kill -USR1 "$job_pid"
+finish_job usr1 10
+expect_eq "usr1: exit 128+SIGUSR1" 138 "$job_rc"
+expect_job_gone usr1
+expect_eq "usr1: forwarded, neither swapped nor retried" \
+  "1 interrupted forwarded_signal  stop: interrupted is not retried" \
+  "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.swaps | join(",")) \(.next)"')"
+expect_eq "usr1: the record keeps the signal ezpz forwarded" "SIGUSR1 forwarded" \
+  "$(jq -r '.signals_sent[0] | "\(.name) \(.why)"' "$(newest_run)/attempt-1/facts.json")"
+
+# --- A working directory deleted under the launch: not retried (issue 44) -------------------
+# Before: launcher_died, and --retries 2 ran twice more into the same crash.
+mkdir -p "$scratch/gone"
+(cd "$scratch/gone" && rmdir "$scratch/gone" &&
+  launch_env EZPZ_RUNS_DIR="$runs" "$timeout_bin" -k 5 50 "$EZPZ_BIN" launch --ppn 1 --retries 2 \
+    --retry-delay 0 -- true) >"$scratch/gone.out" 2>"$scratch/gone.err"
+gone_rc=$?
+expect_true "deleted cwd: non-zero exit ($gone_rc)" test "$gone_rc" -ne 0
+expect_eq "deleted cwd: one attempt, not retried" \
+  "1 application_error cwd_missing stop: application_error is not retried" \
+  "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.next)"')"
+
 # --- What the launcher leaves behind is stopped ---------------------------------------------
 # Hydra's proxies outlive an mpiexec stopped before they connect (the failover above does
 # that, now and then). Here the ssh stand-in leaves an orphan every time.

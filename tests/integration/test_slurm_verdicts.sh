@@ -35,6 +35,32 @@ expect_eq "oom: the job's out of memory, one attempt" "1 application_error job_f
 expect_match "oom: srun's report of the killed task is kept" '^Killed$|killed by signal 9' \
   "$(verdict 1 '.failed_ranks[0].what')"
 
+# --- Issue 44: a Python rank's exception, a forwarded SIGUSR1: no spare spent ---------------
+# Before: "bad_node: exit status 143: rank 0 on n01: Terminated", then n01 -> n03 and the job
+# run again: srun's teardown of rank 0 after rank 1 raised was read as rank 0's node failing.
+python=/usr/bin/python3
+if "$python" -c 'import torch.distributed' 2>/dev/null; then
+  cp "$EZPZ_SRC/tests/fixtures/python/raise1.py" "$scratch/work/"
+  run_batch raise1 -N3 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --spares 1 \
+    --retry-delay 0.2 -- "$python" raise1.py
+  expect_eq "python raise: exit 1, one attempt, the hosts kept" "1 1 application_error" \
+    "$rc $(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
+  expect_eq "python raise: rank 1 named, nothing swapped, not retried" \
+    "1 n02  0 stop: application_error is not retried" \
+    "$(verdict 1 '"\(.failed_ranks[0].ranks) \(.failed_ranks[0].host) \(.bad_hosts | join(",")) \(.swaps | length) \(.next)"')"
+else
+  echo "SKIP: python raise: $python cannot import torch.distributed"
+fi
+# kill -USR1 to ezpz: forwarded to srun, which passes it to every task. Before: bad_node, n01
+# swapped and the job restarted.
+run_batch_prefix="(sleep 3; pkill -USR1 -xf '$EZPZ_BIN launch --spares 1 --retry-delay 0.2 -- sh -c echo up; sleep 30') &"
+run_batch usr1 -N3 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" launch --spares 1 \
+  --retry-delay 0.2 -- sh -c 'echo up; sleep 30'
+unset run_batch_prefix
+expect_eq "usr1: forwarded, 128+SIGUSR1, one attempt, nothing swapped" \
+  "138 1 interrupted forwarded_signal 0" \
+  "$rc $(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.swaps | length)"')"
+
 # --- A failed rank's last lines, through srun: srun --kill-on-bad-exit stops reading the output on
 # its way once the step ends, so ezpz-rankenv exits only once srun has them (README: A failed
 # rank ends the job). Raw output: every line goes through srun. Bare srun lost some or all in 2

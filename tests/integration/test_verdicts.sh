@@ -73,6 +73,7 @@ expect_eq "explain: the run's last attempt, again" \
 reason: exit status 1: out of disk space: \"OSError: [Errno 28] No space left on device: /ckpt/step_9.pt\"
 rule: job_faults no-space
 line: OSError: [Errno 28] No space left on device: /ckpt/step_9.pt
+exit status: 1
 victim: rank 1 (pid $(verdict 1 '.failed_ranks[0].pid')) on n02: exited with code 1" "$out"
 run_ezpz explain_json runs explain last --json
 expect_eq "explain --json" "$(newest_run)attempt-1 application_error job_faults no-space n02" \
@@ -82,7 +83,8 @@ run_ezpz explain_log runs explain --machine perlmutter "$EZPZ_SRC/tests/fixtures
 expect_eq "explain a saved log" "verdict: bad_node
 reason: exit status 137: ranks 4-7 on nid001235: Killed
 rule: signal_death
-bad hosts: nid001235
+bad host: nid001235: ranks 4-7 on nid001235: Killed
+exit status: 137
 victim: ranks 4-7 on nid001235: Killed
 innocent: ranks 0-3 on nid001234: Terminated" "$out"
 run_ezpz explain_missing runs explain --machine perlmutter "$scratch/none.out"
@@ -108,7 +110,7 @@ run_ezpz blind EZPZ_MACHINES_PATH="$scratch/machines" launch --machine blindpbs 
   --spares 1 -- true
 expect_eq "blind: exit 0" 0 "$rc"
 expect_eq "blind: the warning, once" \
-  "ezpz: warning: --spares 1: the machine profile blindpbs has no bad_node_patterns: every failover will be blind (each active host in turn)" \
+  "ezpz: warning: --spares 1: the machine profile blindpbs has no bad_node_patterns: only a rank killed by SIGKILL or SIGBUS on a host the launcher names can retire that host" \
   "$(grep '^ezpz: warning' <<<"$err")"
 run_ezpz not_blind launch --ppn 1 --spares 1 -- true
 expect_eq "not blind: no warning where patterns exist" "" "$(grep '^ezpz: warning' <<<"$err")"
@@ -234,6 +236,31 @@ expect_eq "no rank started: ezpz runs explain says the same" \
   "verdict: application_error
 reason: $no_rank_reason
 rule: no_rank_started
-line: ${no_rank_reason#*started: }" "$out"
+line: ${no_rank_reason#*started: }
+exit status: 255" "$out"
+
+# --- Issue 44: spares used up say so; a launcher's 0 never hides a failed rank --------------
+# Rank 1 (n02) is killed, n02 -> n04; then rank 0 (n01) is, with no spare left. Before: exit
+# 137, the last attempt's, which a wrapper cannot tell from a crash.
+run_ezpz exhausted launch --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
+  if [ ! -e "$0" ]; then [ "$RANK" = 1 ] && { touch "$0"; kill -9 $$; }
+  else [ "$RANK" = 0 ] && kill -9 $$; fi
+  sleep 1' "$scratch/exhausted.flag"
+expect_eq "spares exhausted: exit 75, two attempts, said so" "75 2 spares_exhausted" \
+  "$rc $(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
+expect_eq "spares exhausted: the verdict names it" \
+  "bad_node n01 stop: spares exhausted: no retries left" \
+  "$(verdict 2 '"\(.classification) \(.bad_hosts | join(",")) \(.next)"')"
+expect_eq "spares exhausted: ezpz says it last" "ezpz: spares exhausted after 2 attempts: exit 75" \
+  "$(tail -n 1 <<<"$err")"
+# A launcher that exits 0 over a rank's failure (a wrapper around Hydra, as a site's mpiexec
+# script may be): ezpz-rankenv's report decides. Before: success, exit 0.
+mkdir -p "$scratch/zero-bin"
+printf '#!/bin/sh\n%q "$@"\nexit 0\n' "$(readlink -f "$mpi_bin/mpiexec")" >"$scratch/zero-bin/mpiexec"
+chmod +x "$scratch/zero-bin/mpiexec"
+run_ezpz zero PATH="$scratch/zero-bin:$system_path" launch --output label --ppn 1 -- sh -c \
+  '[ "$RANK" = 1 ] && exit 7; sleep 1'
+expect_eq "launcher's 0: exit 7, the rank's" "7 0 application_error 1" \
+  "$rc $(verdict 1 '"\(.launcher_exit) \(.classification) \(.failed_ranks[0].ranks)"')"
 
 finish

@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "ezpz/core/error.hpp"
 #include "ezpz/launch/render.hpp"
 #include "ezpz/output/stamp_line.hpp"
+#include "ezpz/supervise/attempt_facts.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "ezpz/supervise/known_errors.hpp"
 
@@ -68,41 +70,36 @@ std::optional<std::size_t> ranks_started(const RunOutcome& outcome) {
   return ranks.size();
 }
 
-Classification classify(const Loop& loop, const RunOutcome& outcome, const PlannedLaunch& planned,
-                        std::optional<std::size_t> started) {
-  const AttemptFacts facts{.exit_status = outcome.exit_code,
-                           .interrupted = outcome.forwarded_signal != 0,
-                           .forwarded_signal = outcome.forwarded_signal,
-                           .scheduler_job = !loop.prepared.context.job_id.empty(),
-                           .watchdog = outcome.watchdog,
-                           .output = outcome.output_tail,
-                           .hosts = planned.hosts,
-                           .ppn = planned.topology.ppn,
-                           .launcher_signal = outcome.launcher_signal,
-                           .launcher_part = outcome.launcher_part,
-                           .world_size = planned.topology.world_size,
-                           .launcher_output = outcome.launcher_tail,
-                           .ranks_started = started,
-                           .previous_death = loop.run.last_death,
-                           .progress_pattern = loop.policy.progress_pattern,
-                           .address_hosts = lost_peer_hosts(loop, outcome, planned)};
-  return classify_attempt(facts, loop.prepared.inputs.profile.bad_node_patterns);
+// Everything the verdict is decided from, as the attempt left it: attempt-N/facts.json keeps
+// the same, so `ezpz runs explain` decides it again from what ezpz saw, not from a guess.
+AttemptFacts attempt_facts(const Loop& loop, const RunOutcome& outcome,
+                           const PlannedLaunch& planned) {
+  return {.exit_status = outcome.exit_code,
+          .interrupted = outcome.forwarded_signal != 0,
+          .forwarded_signal = outcome.forwarded_signal,
+          .scheduler_job = !loop.prepared.context.job_id.empty(),
+          .watchdog = outcome.watchdog,
+          .output = outcome.output_tail,
+          .hosts = planned.hosts,
+          .ppn = planned.topology.ppn,
+          .launcher_signal = outcome.launcher_signal,
+          .launcher_part = outcome.launcher_part,
+          .world_size = planned.topology.world_size,
+          .launcher_output = outcome.launcher_tail,
+          .ranks_started = ranks_started(outcome),
+          .previous_death = loop.run.last_death,
+          .progress_pattern = loop.policy.progress_pattern,
+          .address_hosts = lost_peer_hosts(loop, outcome, planned),
+          .sent = outcome.sent,
+          .failed_rank_status = outcome.failed_rank_status,
+          .cwd_missing = outcome.cwd_missing};
 }
 
-// The status of the rank that failed on its own: ezpz-rankenv's first report, as the pump saw
-// it (in the whole output; the verdict reads only its tail), else that of the rank the verdict
-// blames (srun's "task 1: Exited with exit code 6" when srun ended the step before the report
-// reached ezpz). The blamed rank's is not used after a signal of the user's, when the launcher
-// itself died, or when that rank was only stopped (SIGTERM: a consequence). The report needs no
-// such rule: ezpz-rankenv stays silent when a signal asked it to end (the user's, forwarded,
-// or a teardown's, which reaches its process group too), so it reports only a rank that
-// ended on its own.
-std::optional<int> failed_rank_status(const RunOutcome& outcome, const Classification& c) {
-  if (outcome.failed_rank_status) return outcome.failed_rank_status;
-  if (outcome.forwarded_signal != 0 || c.ending == Ending::launcher_died || c.failed.empty() ||
-      teardown_report(c.failed.front()))
-    return std::nullopt;
-  return rank_status(c.failed.front());
+// A clean exit decides nothing worth keeping: its facts are written only for an attempt that
+// did not end cleanly (a success's would be one more file on the launch path).
+bool worth_its_facts(const AttemptFacts& f) {
+  return f.exit_status != 0 || f.watchdog != Watchdog::none || f.failed_rank_status ||
+         f.interrupted || !f.sent.empty();
 }
 
 AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& planned) {
@@ -110,25 +107,26 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   loop.effects.running(planned.plan);
   loop.executor.record_output_to(output_path);
   const RunOutcome outcome = loop.executor.run_for_outcome(tagged_plan(planned.plan, loop.run.id));
-  const std::optional<std::size_t> started = ranks_started(outcome);
-  Classification classification = classify(loop, outcome, planned, started);
-  const int exit_code = attempt_exit_code(outcome.watchdog, outcome.exit_code,
-                                          failed_rank_status(outcome, classification));
+  const AttemptFacts facts = attempt_facts(loop, outcome, planned);
+  const std::vector<BadNodePattern>& patterns = loop.prepared.inputs.profile.bad_node_patterns;
+  if (loop.effects.recording() && worth_its_facts(facts)) {
+    loop.effects.record_lazily(attempt_dir_name(attempt) + "/" + std::string(k_facts_file),
+                               [facts, patterns] { return facts_json(facts, patterns); });
+  }
+  Classification classification = classify_attempt(facts, patterns);
   AttemptVerdict v{.attempt = attempt,
                    .hosts = planned.hosts,
-                   .exit_code = exit_code,
+                   .exit_code = classification.exit_code,
                    .launcher_exit = outcome.exit_code,
                    .forwarded_signal = outcome.forwarded_signal,
                    .watchdog = outcome.watchdog,
                    .classification = std::move(classification),
                    .swaps = {},
                    .next = {},
-                   .leftovers = loop.effects.stop_leftovers(exit_code != 0),
+                   .leftovers = loop.effects.stop_leftovers(outcome.exit_code != 0),
                    .to_spawn_s = to_s(outcome.to_spawn),
                    .to_first_output_s = to_s(outcome.to_first_output),
                    .total_s = to_s(outcome.total)};
-  // A fatal line in the output fails the attempt whatever the launcher's status.
-  if (v.classification.ending != Ending::success && v.exit_code == 0) v.exit_code = 1;
   loop.run.last_death = v.classification.death;
   if (!v.classification.failed.empty()) {
     v.last_lines = lines_before_failure(outcome.output_tail, k_last_lines);
@@ -137,20 +135,26 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
   if (v.classification.ending != Ending::success) v.hints = known_error_hints(outcome.output_tail);
   v.warning = outcome.warning;
   v.startup = outcome.startup;
-  v.ranks_started = started;
+  v.ranks_started = facts.ranks_started;
   return v;
 }
 
-// How the host swapped out was chosen: "scraped" (a bad-node pattern named it), "reported" (the
-// launcher's report of a rank's death named its host) or "blind" (nobody named one: a guess).
-std::string failover_basis(const Classification& c, std::string_view swap) {
-  const std::string_view out = swap.substr(0, swap.find(" -> "));
-  if (c.bad_hosts.empty() || !among_hosts(c.bad_hosts, out)) return "blind";
+// How the host swapped out was chosen: "scraped" (a bad-node pattern or a lost peer named it)
+// or "reported" (the launcher's report of a rank's death named its host).
+std::string failover_basis(const Classification& c) {
   const bool pattern = c.rule.starts_with("bad_node_patterns") || c.rule.starts_with("peer_lost");
   return pattern ? "scraped" : "reported";
 }
 
-// What comes after `v`: another attempt (true), on new hosts when spares allow, or the end.
+// Nothing left to try a failure worth another attempt with.
+bool exhausted(AttemptVerdict& v, std::string why) {
+  v.next = "stop: " + std::move(why);
+  v.exhausted = true;
+  return false;
+}
+
+// What comes after `v`: another attempt (true), on new hosts for those convicted (a spare each),
+// on the same hosts when none was (a host is retired only on evidence), or the end.
 bool plan_next(const RetryPolicy& policy, NodePool& pool, AttemptVerdict& v, int retries_left) {
   const Ending ending = v.classification.ending;
   if (ending == Ending::success) return false;
@@ -159,21 +163,24 @@ bool plan_next(const RetryPolicy& policy, NodePool& pool, AttemptVerdict& v, int
     return false;
   }
   if (retries_left <= 0) {
-    v.next = "stop: no retries left";
-    return false;
+    return exhausted(v, policy.spares > 0 ? "spares exhausted: no retries left" : "no retries left");
   }
-  if (policy.spares > 0) {
-    v.swaps = replace_bad_nodes(pool, v.classification.bad_hosts);
-    if (v.swaps.empty()) {
-      v.next = "stop: no spare host left";
-      return false;
+  const std::vector<std::string>& bad = v.classification.bad_hosts;
+  if (policy.spares > 0 && !bad.empty()) {
+    if (pool.spares.empty()) {
+      return exhausted(v, fmt::format("spares exhausted: no spare host left for {}",
+                                      fmt::join(bad, ", ")));
     }
-    v.failover = failover_basis(v.classification, v.swaps.front());
-    v.next = fmt::format("retry on new hosts ({}{})", fmt::join(v.swaps, ", "),
-                         v.failover == "blind" ? "; blind: no node was named" : "");
+    v.swaps = replace_bad_nodes(pool, bad);
+  }
+  if (v.swaps.empty()) {
+    v.next = policy.spares > 0 && bad.empty()
+                 ? "retry on the same hosts (no host named: none retired)"
+                 : "retry on the same hosts";
     return true;
   }
-  v.next = "retry on the same hosts";
+  v.failover = failover_basis(v.classification);
+  v.next = fmt::format("retry on new hosts ({})", fmt::join(v.swaps, ", "));
   return true;
 }
 
@@ -195,13 +202,22 @@ void report(const AttemptVerdict& v, bool failover, RunEffects& effects) {
   if (failover && v.next.starts_with("stop")) effects.say(v.next);
 }
 
+// The run's end: the last attempt's, or with --spares and nothing left to retry with, exit 75
+// ("spares_exhausted") whatever the last attempt's status: a wrapper script or a batch system
+// can then tell "resubmit" from a crash or a walltime kill.
 int finish(const Loop& loop, const AttemptVerdict& v) {
   RunSummary& summary = loop.run.summary;
-  summary.exit_code = v.exit_code;
-  summary.ending = std::string(to_string(v.classification.ending));
-  summary.reason = v.classification.reason;
+  const bool spent = v.exhausted && loop.policy.spares > 0;
+  summary.exit_code = spent ? static_cast<int>(ExitCode::spares_exhausted) : v.exit_code;
+  summary.ending = spent ? "spares_exhausted" : std::string(to_string(v.classification.ending));
+  summary.reason = spent ? fmt::format("spares exhausted after {} attempts; the last: {}: {}",
+                                       v.attempt, to_string(v.classification.ending),
+                                       v.classification.reason)
+                         : v.classification.reason;
   loop.effects.record("run.json", summary_json(summary));
-  return v.exit_code;
+  if (spent) loop.effects.say(fmt::format("spares exhausted after {} attempts: exit {}", v.attempt,
+                                          *summary.exit_code));
+  return *summary.exit_code;
 }
 
 // Attempt 1 runs the plan as made, unless spares were held back from it.

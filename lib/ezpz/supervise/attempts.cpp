@@ -261,22 +261,26 @@ bool broken_pipe(std::string_view what) {
 }
 
 // The signal a launcher's words name: "killed by signal 11 (SIGSEGV)", "KILLED BY SIGNAL: 9",
-// "exited on signal 6 (Aborted)", srun's "Killed", "Segmentation fault"; 0 when none.
+// Hydra 4.0's "EXIT CODE: 9" (printed only for a signal), "exited on signal 6 (Aborted)",
+// srun's "Killed", "Segmentation fault", "User defined signal 1"; 0 when none.
 int signal_of(std::string_view what) {
-  static const std::regex number(R"((?:signal|SIGNAL):? (\d+))");
-  std::cmatch m;
-  if (search(what, number, m)) return std::stoi(m[1].str());
-  constexpr std::array<std::pair<std::string_view, int>, 7> k_words = {{{"Killed", SIGKILL},
-                                                                        {"Segmentation", SIGSEGV},
-                                                                        {"Aborted", SIGABRT},
-                                                                        {"Bus error", SIGBUS},
-                                                                        {"Terminated", SIGTERM},
-                                                                        {"Floating", SIGFPE},
-                                                                        {"Illegal", SIGILL}}};
+  // The words first: "User defined signal 1" holds "signal 1", which is SIGHUP's number.
+  constexpr std::array<std::pair<std::string_view, int>, 9> k_words = {
+      {{"User defined signal 1", SIGUSR1},
+       {"User defined signal 2", SIGUSR2},
+       {"Killed", SIGKILL},
+       {"Segmentation", SIGSEGV},
+       {"Aborted", SIGABRT},
+       {"Bus error", SIGBUS},
+       {"Terminated", SIGTERM},
+       {"Floating", SIGFPE},
+       {"Illegal", SIGILL}}};
   for (const auto& [word, sig] : k_words) {
     if (what.find(word) != std::string_view::npos) return sig;
   }
-  return 0;
+  static const std::regex number(R"((?:signal|SIGNAL|EXIT CODE):? (\d+))");
+  std::cmatch m;
+  return search(what, number, m) ? std::stoi(m[1].str()) : 0;
 }
 
 }  // namespace
@@ -297,16 +301,26 @@ std::optional<int> rank_status(const FailedRank& rank) {
 namespace {
 
 // The same rank dying of the same signal as in the attempt before, on another host: the
-// program's doing, not the node's. (A death nobody reported a rank for proves nothing: those
-// rotate blind until the spares run out.)
+// program's doing, not the node's.
 bool same_death(const SignalDeath& before, const SignalDeath& now) {
   return before.signal != 0 && before.signal == now.signal && !now.ranks.empty() &&
          before.ranks == now.ranks && short_host_name(before.host) != short_host_name(now.host);
 }
 
-// A rank died of a signal. Once, it is the node's (its host is swapped, when the launcher
-// named one of the job's); the same death again on a new host, or an abort (the program's own
-// assert, os.abort(), an uncaught C++ exception), is the program's and is not retried.
+// The deaths that can be a node's: SIGKILL (the kernel's, or a node daemon's) and SIGBUS (a
+// memory or filesystem fault), when ezpz sent neither. Any other signal is the program's (a
+// segfault, an abort, a floating-point trap).
+bool node_signal(int sig) { return sig == SIGKILL || sig == SIGBUS; }
+
+// Whether ezpz itself sent or forwarded `sig` during the attempt.
+bool ezpz_sent(const AttemptFacts& f, int sig) {
+  return std::any_of(f.sent.begin(), f.sent.end(),
+                     [&](const SentSignal& s) { return s.signal == sig; });
+}
+
+// A rank died of a signal. SIGKILL or SIGBUS once is evidence against its host (swapped, when
+// the launcher named one of the job's); the same death again on a new host is the program's.
+// Any other signal is the program's at once.
 Classification signal_death(const AttemptFacts& f, SignalDeath death,
                             std::vector<FailedRank> failed, std::string reason) {
   Classification c{.ending = Ending::application_error,
@@ -317,6 +331,9 @@ Classification signal_death(const AttemptFacts& f, SignalDeath death,
   if (death.signal == SIGABRT) {
     c.rule = "abort";
     c.reason += ": the program aborted itself (an assertion, abort(), an uncaught exception)";
+  } else if (!node_signal(death.signal)) {
+    c.rule = "program_signal";
+    c.reason += fmt::format(": the program's own fault (signal {}), not its node's", death.signal);
   } else if (same_death(f.previous_death, death)) {
     c.rule = "same_death_twice";
     c.reason += fmt::format(": it died the same way{} in the attempt before: the program's doing",
@@ -324,7 +341,10 @@ Classification signal_death(const AttemptFacts& f, SignalDeath death,
   } else {
     c.ending = Ending::bad_node;
     c.rule = "signal_death";
-    if (!death.host.empty() && among_hosts(f.hosts, death.host)) c.bad_hosts = {death.host};
+    if (!death.host.empty() && among_hosts(f.hosts, death.host)) {
+      c.bad_hosts = {death.host};
+      c.evidence = {c.failed.empty() ? c.reason : describe(c.failed.front())};
+    }
   }
   return c;
 }
@@ -349,12 +369,23 @@ std::string quoted(std::string_view line) {
   return fmt::format("\"{}{}\"", line.substr(0, k_most), line.size() > k_most ? "..." : "");
 }
 
-// Victim, not teardown: once a rank dies, PALS and srun stop the others with SIGTERM and report
-// each ("x1: rank 0 died from signal 15"), in any order. A report of anything else (signal 9,
-// an exit code) is the cause; the SIGTERMed ranks are the innocent, listed after it.
-void put_victim_first(std::vector<FailedRank>& failed) {
-  if (!teardown_report(failed.front())) return;
-  auto victim = std::find_if_not(failed.begin(), failed.end(), teardown_report);
+// A rank stopped, not failed: SIGTERM (PALS and srun stop the others so once a rank dies, and
+// report each: "x1: rank 0 died from signal 15"), or a signal ezpz itself sent or forwarded.
+bool stopped_rank(const AttemptFacts& f, const FailedRank& rank) {
+  return teardown_report(rank) || (rank.died_of_signal && ezpz_sent(f, signal_of(rank.what)));
+}
+
+// Victim, not teardown: reports come in any order. The first report of a rank that was not
+// stopped is the cause (ezpz-rankenv's own words first: the rank's own ending); the stopped
+// ranks are the innocent, listed after it.
+void put_victim_first(const AttemptFacts& f, std::vector<FailedRank>& failed) {
+  auto victim = std::find_if(failed.begin(), failed.end(), [&](const FailedRank& rank) {
+    return rank.own_words && !stopped_rank(f, rank);
+  });
+  if (victim == failed.end()) {
+    victim = std::find_if_not(failed.begin(), failed.end(),
+                              [&](const FailedRank& rank) { return stopped_rank(f, rank); });
+  }
   if (victim != failed.end()) std::rotate(failed.begin(), victim, victim + 1);
 }
 
@@ -376,14 +407,19 @@ bool put_lost_peer_first(std::vector<FailedRank>& failed, const std::vector<BadN
 Classification peer_lost(const AttemptFacts& f, const std::vector<BadNodeHit>& lost,
                          std::vector<FailedRank> failed) {
   std::vector<std::string> hosts;
-  for (const BadNodeHit& hit : lost) hosts.push_back(hit.host);
+  std::vector<std::string> evidence;
+  for (const BadNodeHit& hit : lost) {
+    hosts.push_back(hit.host);
+    evidence.push_back(hit.line);
+  }
   return {.ending = Ending::bad_node,
           .bad_hosts = hosts,
           .failed = std::move(failed),
           .reason = fmt::format("exit status {}: the ranks lost their peer on {}: {}",
                                 f.exit_status, fmt::join(hosts, ", "), quoted(lost.front().line)),
           .rule = "peer_lost " + lost.front().pattern,
-          .line = lost.front().line};
+          .line = lost.front().line,
+          .evidence = std::move(evidence)};
 }
 
 // The launcher failed before ezpz-rankenv started any rank: its first line says why (Hydra's
@@ -406,29 +442,32 @@ Classification launcher_failed_alone(const AttemptFacts& f) {
           .line = line};
 }
 
-// Without a named bad node and without the watchdog: the launcher's own words decide, else its
-// exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
-// the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
-// so there a rank's report comes first.
-Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed,
-                               const std::vector<BadNodeHit>& lost) {
-  if (f.launcher_signal != 0 && (f.launcher_signal != SIGPIPE || failed.empty())) {
-    return launcher_death(f, std::move(failed));
+// Every rank reported was stopped, none failed first: with a rank's own failure reported to
+// ezpz (its report lost from the tail), that failure; else the shape of a walltime or of a job
+// torn down from outside (scancel, qdel): nothing names a node.
+Classification torn_down(const AttemptFacts& f, std::vector<FailedRank> failed) {
+  if (f.failed_rank_status) {
+    return {.ending = Ending::application_error,
+            .bad_hosts = {},
+            .failed = std::move(failed),
+            .reason = fmt::format("exit status {}: a rank failed on its own (status {}); the "
+                                  "others were stopped after it",
+                                  f.exit_status, *f.failed_rank_status),
+            .rule = "rank_failed"};
   }
-  if (!lost.empty() && !put_lost_peer_first(failed, lost)) {
-    return peer_lost(f, lost, std::move(failed));
-  }
-  if (!failed.empty()) {
-    if (lost.empty()) put_victim_first(failed);
-    const FailedRank& first = failed.front();
-    std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
-    if (!first.died_of_signal || broken_pipe(first.what)) {
-      return {Ending::application_error, {}, std::move(failed), std::move(reason)};
-    }
-    const SignalDeath death{
-        .ranks = first.ranks, .host = first.host, .signal = signal_of(first.what)};
-    return signal_death(f, death, std::move(failed), std::move(reason));
-  }
+  return {.ending = Ending::walltime,
+          .bad_hosts = {},
+          .failed = std::move(failed),
+          .reason = fmt::format("exit status {}: every rank was stopped (SIGTERM) and none failed "
+                                "first: the job was torn down from outside (walltime, scancel, "
+                                "qdel), not by a node",
+                                f.exit_status),
+          .rule = "teardown_only"};
+}
+
+// The launcher's status alone, no rank reported: 128+N names the signal; a node's only for
+// SIGKILL or SIGBUS, and then no host is named (none is retired: the same hosts again).
+Classification by_status(const AttemptFacts& f) {
   if (f.ranks_started == 0) return launcher_failed_alone(f);
   if (f.exit_status == 128 + SIGPIPE) {
     return {Ending::application_error,
@@ -441,6 +480,7 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
   // 129-192: 128+N for signal N; 255 is a launcher's own "something failed".
   if (f.exit_status > 128 && f.exit_status <= 128 + 64) {
     const int sig = f.exit_status - 128;
+    if (sig == SIGTERM) return torn_down(f, {});
     return signal_death(
         f, {.ranks = "", .host = "", .signal = sig}, {},
         fmt::format("exit status {}: a rank died of signal {}; no node named", f.exit_status, sig));
@@ -449,6 +489,31 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
           {},
           {},
           fmt::format("exit status {}: the job's own failure", f.exit_status)};
+}
+
+// Without a named bad node and without the watchdog: the launcher's own words decide, else its
+// exit status. A launcher killed by anything but SIGPIPE explains its ranks' deaths (they are
+// the teardown); MPICH 4.0's Hydra dies of SIGPIPE when a proxy it writes to has just exited,
+// so there a rank's report comes first.
+Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> failed,
+                               const std::vector<BadNodeHit>& lost) {
+  if (f.launcher_signal != 0 && (f.launcher_signal != SIGPIPE || failed.empty())) {
+    return launcher_death(f, std::move(failed));
+  }
+  const bool placed = !lost.empty() && put_lost_peer_first(failed, lost);
+  if (!lost.empty() && !placed) return peer_lost(f, lost, std::move(failed));
+  if (failed.empty()) return by_status(f);
+  // A stopped rank on the lost peer's host is no victim (its address may be every host's, as
+  // 127.0.0.1 is on a one-machine cluster): the rank that failed on its own comes first.
+  if (!placed || stopped_rank(f, failed.front())) put_victim_first(f, failed);
+  const FailedRank& first = failed.front();
+  if (stopped_rank(f, first)) return torn_down(f, std::move(failed));
+  std::string reason = fmt::format("exit status {}: {}", f.exit_status, describe(first));
+  if (!first.died_of_signal || broken_pipe(first.what)) {
+    return {Ending::application_error, {}, std::move(failed), std::move(reason)};
+  }
+  const SignalDeath death{.ranks = first.ranks, .host = first.host, .signal = signal_of(first.what)};
+  return signal_death(f, death, std::move(failed), std::move(reason));
 }
 
 }  // namespace
@@ -526,14 +591,19 @@ std::vector<BadNodeHit> scraped_hits(const AttemptFacts& f, std::string_view lau
 Classification scraped(const AttemptFacts& f, std::vector<BadNodeHit> hits,
                        std::vector<FailedRank> failed) {
   std::vector<std::string> hosts;
-  for (const BadNodeHit& hit : hits) hosts.push_back(hit.host);
+  std::vector<std::string> evidence;
+  for (const BadNodeHit& hit : hits) {
+    hosts.push_back(hit.host);
+    evidence.push_back(hit.line);
+  }
   return {
       .ending = Ending::bad_node,
       .bad_hosts = hosts,
       .failed = std::move(failed),
       .reason = fmt::format("exit status {}; bad node: {}", f.exit_status, fmt::join(hosts, ", ")),
       .rule = "bad_node_patterns " + hits.front().pattern,
-      .line = hits.front().line};
+      .line = hits.front().line,
+      .evidence = std::move(evidence)};
 }
 
 // The job's hosts the lost peers' addresses are, through the caller's lookup: an address that
@@ -584,14 +654,53 @@ void check_progress_pattern(const std::string& pattern) {
   }
 }
 
-Classification classify_attempt(const AttemptFacts& f,
-                                const std::vector<BadNodePattern>& patterns) {
+namespace {
+
+// The signal ezpz forwarded (USR1, USR2, QUIT: not a stop signal, those are `interrupted`), or
+// --signal's warning when a rank or the launcher died of it: the job ended of ezpz's doing.
+const SentSignal* sent_ending(const AttemptFacts& f, const std::vector<FailedRank>& failed) {
+  for (const SentSignal& sent : f.sent) {
+    if (sent.why == "forwarded") return &sent;
+    const bool died_of_it =
+        f.exit_status == 128 + sent.signal || std::any_of(failed.begin(), failed.end(), [&](auto& r) {
+          return r.died_of_signal && signal_of(r.what) == sent.signal;
+        });
+    if (sent.why == "warning" && died_of_it) return &sent;
+  }
+  return nullptr;
+}
+
+Classification sent_signal_ending(const SentSignal& sent, std::vector<FailedRank> failed) {
+  const std::string who = sent.why == "warning" ? "--signal's" : "ezpz forwarded";
+  return {.ending = Ending::interrupted,
+          .bad_hosts = {},
+          .failed = std::move(failed),
+          .reason = fmt::format("{} {} ({:.1f} s in) and the job ended: the signal's doing, not "
+                                "a node's",
+                                who, signal_name(sent.signal), sent.at_s),
+          .rule = sent.why == "warning" ? "warning_signal" : "forwarded_signal"};
+}
+
+Classification cwd_gone(const AttemptFacts& f) {
+  return {.ending = Ending::application_error,
+          .bad_hosts = {},
+          .failed = {},
+          .reason = fmt::format("exit status {}: the working directory was deleted under the job: "
+                                "no launch can start there again",
+                                f.exit_status),
+          .rule = "cwd_missing"};
+}
+
+Classification decide(const AttemptFacts& f, const std::vector<BadNodePattern>& patterns) {
   if (f.interrupted) return signal_ending(f);
   if (f.watchdog == Watchdog::stdout_closed) {
     return {Ending::interrupted, {}, {}, "ezpz's stdout was closed by its reader (SIGPIPE)"};
   }
+  const bool clean = f.exit_status == 0 && f.watchdog == Watchdog::none;
+  if (f.cwd_missing && !clean) return cwd_gone(f);
   // The job's own fault is read from every line, the ranks' included: that is where it shows.
-  if (f.exit_status == 0 && f.watchdog == Watchdog::none) {
+  // A rank that reported its own failure is never hidden by the launcher's 0.
+  if (clean && !f.failed_rank_status) {
     JobFaultHit fault = find_job_fault(f.output, world_size_of(f), true);
     if (fault.fault) return job_fault(f, std::move(fault), {});
     return {Ending::success, {}, {}, "exit status 0"};
@@ -609,7 +718,47 @@ Classification classify_attempt(const AttemptFacts& f,
     return {Ending::timeout, {}, std::move(failed), "the --time-limit passed"};
   }
   if (f.watchdog == Watchdog::idle) return idle_ending(f, std::move(failed));
+  if (const SentSignal* sent = sent_ending(f, failed)) {
+    return sent_signal_ending(*sent, std::move(failed));
+  }
   return by_failed_ranks(f, std::move(failed), lost_peer_hosts(f, peers));
+}
+
+// The first failed rank's own status: ezpz-rankenv's report to ezpz, else that of the rank the
+// verdict blames (srun's "task 1: Exited with exit code 6" when srun ended the step before the
+// report reached ezpz); none after a signal of the user's, when the launcher itself died, or
+// when that rank was only stopped.
+std::optional<int> own_status(const AttemptFacts& f, const Classification& c) {
+  if (f.failed_rank_status) return f.failed_rank_status;
+  if (f.interrupted || c.ending == Ending::launcher_died || c.failed.empty() ||
+      stopped_rank(f, c.failed.front()))
+    return std::nullopt;
+  return rank_status(c.failed.front());
+}
+
+int attempt_status(const AttemptFacts& f, const Classification& c) {
+  if (f.watchdog == Watchdog::stdout_closed) return 128 + SIGPIPE;  // as the pipeline's writer
+  if (f.watchdog == Watchdog::timeout || f.watchdog == Watchdog::idle) return 124;
+  if (c.rule == "forwarded_signal" || c.rule == "warning_signal") {
+    return 128 + sent_ending(f, c.failed)->signal;
+  }
+  const bool rank_first = f.watchdog == Watchdog::none || f.watchdog == Watchdog::rank_failed;
+  const std::optional<int> rank = rank_first ? own_status(f, c) : std::nullopt;
+  if (rank && *rank != 0) return *rank;
+  // A fatal line in the output fails the attempt whatever the launcher's status.
+  return c.ending != Ending::success && f.exit_status == 0 ? 1 : f.exit_status;
+}
+
+}  // namespace
+
+Classification classify_attempt(const AttemptFacts& f,
+                                const std::vector<BadNodePattern>& patterns) {
+  Classification c = decide(f, patterns);
+  c.exit_code = attempt_status(f, c);
+  for (const FailedRank& rank : c.failed) {
+    if (stopped_rank(f, rank)) c.innocent.push_back(rank);
+  }
+  return c;
 }
 
 bool worth_retrying(Ending ending) {
@@ -652,24 +801,16 @@ NodePool plan_pool(const std::vector<std::string>& planned,
 
 std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std::string>& bad) {
   std::vector<std::string> swaps;
-  auto swap_out = [&](std::vector<std::string>::iterator host) {
-    std::string spare = pool.spares.front();
-    pool.spares.erase(pool.spares.begin());
-    swaps.push_back(fmt::format("{} -> {}", *host, spare));
-    pool.retired.push_back(*host);
-    *host = spare;
-  };
   for (const std::string& name : bad) {
     auto host = std::find_if(pool.active.begin(), pool.active.end(), [&](const std::string& h) {
       return short_host_name(h) == short_host_name(name);
     });
     if (host == pool.active.end() || pool.spares.empty()) continue;
-    swap_out(host);
-  }
-  // Nobody named, or only hosts already gone: rotate one out blind, each host in its turn.
-  if (swaps.empty() && !pool.spares.empty() && !pool.active.empty()) {
-    const std::size_t slot = pool.next_blind++ % pool.active.size();
-    swap_out(pool.active.begin() + static_cast<std::ptrdiff_t>(slot));
+    std::string spare = pool.spares.front();
+    pool.spares.erase(pool.spares.begin());
+    swaps.push_back(fmt::format("{} -> {}", *host, spare));
+    pool.retired.push_back(*host);
+    *host = spare;
   }
   return swaps;
 }

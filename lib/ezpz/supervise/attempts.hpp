@@ -3,6 +3,7 @@
 // ended (from its exit status, the watchdog and its output), back off between
 // retries, and swap named bad nodes for spares. Pure: the executor and
 // `ezpz launch --retries/--spares` do the side effects.
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <regex>
@@ -49,9 +50,23 @@ struct SignalDeath {
   bool operator==(const SignalDeath&) const = default;
 };
 
+// A signal ezpz sent the launcher's group during an attempt: one it received and forwarded (the
+// user's, `ezpz kill`'s, a batch system's), or its own (a limit's stop, the grace's SIGKILL,
+// --signal's warning). A rank that dies of one of these died of ezpz's doing, never its node's.
+struct SentSignal {
+  int signal = 0;
+  double at_s = 0;  // seconds after the launcher started
+  std::string why;  // one of k_sent_reasons
+  bool operator==(const SentSignal&) const = default;
+};
+// "forwarded": received and passed on; "stop": a limit or ezpz's own stop; "kill": SIGKILL after
+// the grace or a second Ctrl-C; "warning": --signal's before the walltime.
+inline constexpr std::array<std::string_view, 4> k_sent_reasons = {"forwarded", "stop", "kill",
+                                                                   "warning"};
+
 struct AttemptFacts {
-  int exit_status = 0;         // as ezpz reports it: 128+N for signal N
-  bool interrupted = false;    // ezpz forwarded a signal the user sent it
+  int exit_status = 0;         // the launcher's: 128+N for signal N
+  bool interrupted = false;    // ezpz forwarded a stop signal (INT, TERM, HUP) it received
   int forwarded_signal = 0;    // which one (SIGTERM at walltime is its own case)
   bool scheduler_job = false;  // inside a PBS/Slurm job: SIGTERM means walltime
   Watchdog watchdog = Watchdog::none;
@@ -84,6 +99,14 @@ struct AttemptFacts {
   // The job's hosts at the addresses lines of lost peers name (the caller's lookup of
   // lost_peer_addresses(output)): an address not in it names no host of the job.
   AddressHosts address_hosts = {};
+  // Every signal ezpz sent or forwarded during the attempt, in order.
+  std::vector<SentSignal> sent = {};
+  // The status of the first rank that failed on its own, as ezpz-rankenv reported it to ezpz
+  // (its code, or 128+N); nullopt: none did, or not known.
+  std::optional<int> failed_rank_status = std::nullopt;
+  // The working directory was gone when the attempt ended (deleted under the job): the launch
+  // cannot start again there, and it is no node's fault.
+  bool cwd_missing = false;
 };
 
 // A rank reported as failed: by the launcher (srun, Hydra, Open MPI, PALS) or by
@@ -143,6 +166,13 @@ struct Classification {
   std::string rule = {};
   std::string line = {};
   SignalDeath death = {};  // the first failed rank's, when it died of a signal
+  // The status ezpz gives the attempt: the first failed rank's (its code, or 128+N), never
+  // hidden by a launcher's 0; 124 for a limit; 141 for a closed stdout; else the launcher's.
+  int exit_code = 0;
+  // Beside bad_hosts, one each: the line or fact that convicts that host.
+  std::vector<std::string> evidence = {};
+  // The ranks stopped in the teardown (SIGTERM, or ezpz's SIGKILL): innocent of the ending.
+  std::vector<FailedRank> innocent = {};
 };
 
 // A host a bad-node pattern named, which pattern, and the line.
@@ -187,9 +217,6 @@ struct NodePool {
   std::vector<std::string> active;
   std::vector<std::string> spares;
   std::vector<std::string> retired;  // swapped out as bad
-  // The active slot a blind rotation takes out next: round-robin, so every host gets its
-  // turn and the spare just put in is not the next one out.
-  std::size_t next_blind = 0;
 };
 
 // The first `active` hosts run the job; the next `spares` wait. Throws Error
@@ -202,9 +229,9 @@ NodePool split_pool(const std::vector<std::string>& hosts, int spares);
 NodePool plan_pool(const std::vector<std::string>& planned,
                    const std::vector<std::string>& available, int spares);
 
-// Swaps each named bad host that is active for the next spare; with no host
-// named (or none of them active), rotates an active host out blind, round-robin
-// (pool.next_blind). Returns the swaps made ("bad -> spare"); empty when no spare is left.
+// Swaps each named bad host that is active for the next spare. A host is retired only on
+// evidence against it: with none named (or none of them active) nothing is swapped. Returns the
+// swaps made ("bad -> spare").
 std::vector<std::string> replace_bad_nodes(NodePool& pool, const std::vector<std::string>& bad);
 
 }  // namespace ezpz

@@ -34,6 +34,10 @@ struct RunOutcome {
   // With rank records: the same of the lines no rank wrote (the launcher's, ezpz-rankenv's
   // reports); nullopt: every line of output_tail may be a rank's or the launcher's.
   std::optional<std::string> launcher_tail{};
+  // Every signal ezpz sent or forwarded to the launcher's group, in order, with when.
+  std::vector<SentSignal> sent{};
+  // The working directory was gone once the launcher had ended (deleted under the job).
+  bool cwd_missing = false;
 };
 
 class Executor {

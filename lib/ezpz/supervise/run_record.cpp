@@ -145,22 +145,24 @@ std::string_view to_string(Watchdog watchdog) {
   return "";
 }
 
-int attempt_exit_code(Watchdog watchdog, int launcher_exit, std::optional<int> failed_rank) {
-  if (watchdog == Watchdog::stdout_closed) return 128 + SIGPIPE;  // as the pipeline's writer
-  if (watchdog == Watchdog::timeout || watchdog == Watchdog::idle) return 124;
-  const bool rank_first = watchdog == Watchdog::none || watchdog == Watchdog::rank_failed;
-  return rank_first && launcher_exit != 0 && failed_rank ? *failed_rank : launcher_exit;
-}
-
 namespace {
 
-// The verdict's words, as verdict.json and `ezpz runs explain --json` both give them.
+// The verdict's words, as verdict.json and `ezpz runs explain --json` both give them: the one
+// classifier's answer, field for field (a test compares the two over every recorded attempt).
 void add_classification(Json& json, const Classification& c) {
+  Json evidence = Json::array();
+  for (std::size_t i = 0; i < c.bad_hosts.size(); ++i) {
+    evidence.push_back(
+        {{"host", c.bad_hosts[i]}, {"evidence", i < c.evidence.size() ? c.evidence[i] : ""}});
+  }
   json.update(Json{{"classification", to_string(c.ending)},
                    {"reason", c.reason},
                    {"rule", c.rule},
                    {"line", c.line},
-                   {"bad_hosts", c.bad_hosts}});
+                   {"bad_hosts", c.bad_hosts},
+                   {"evidence", evidence},
+                   {"failed_ranks", failed_json(c.failed)},
+                   {"innocent", failed_json(c.innocent)}});
 }
 
 }  // namespace
@@ -177,7 +179,6 @@ std::string verdict_json(const AttemptVerdict& v) {
   };
   add_classification(json, c);
   json.update(Json{
-      {"failed_ranks", failed_json(c.failed)},
       {"swaps", v.swaps},
       {"failover", v.failover.empty() ? Json(nullptr) : Json(v.failover)},
       {"next", v.next},
@@ -191,6 +192,7 @@ std::string verdict_json(const AttemptVerdict& v) {
         {"total_s", ms(v.total_s)}}},
       {"startup", output::startup_json(v.startup)},
       {"ranks_started", v.ranks_started ? Json(*v.ranks_started) : Json(nullptr)},
+      {"exhausted", v.exhausted},
   });
   return json_text(json, 2) + "\n";
 }
@@ -199,7 +201,8 @@ std::string explanation_json(const Explanation& e, const std::string& source) {
   const Classification& c = e.classification;
   Json json = {{"source", source}};
   add_classification(json, c);
-  json.update(Json{{"victims", failed_json(e.victims)}, {"innocent", failed_json(e.innocent)}});
+  json["exit_code"] = c.exit_code;
+  json.update(Json{{"victims", failed_json(e.victims)}});
   return json_text(json, 2) + "\n";
 }
 

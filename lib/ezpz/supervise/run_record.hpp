@@ -34,7 +34,9 @@ struct AttemptVerdict {
   Watchdog watchdog = Watchdog::none;
   Classification classification;
   std::vector<std::string> swaps;  // "bad -> spare", made after this attempt
-  std::string failover = {};       // how the swapped host was chosen: scraped, reported, blind
+  std::string failover = {};       // how the swapped host was chosen: scraped or reported
+  // The failure was worth another attempt and --spares had none left (exit 75).
+  bool exhausted = false;
   std::string next;                // what ezpz did next, in words
   // "PID COMMAND" of this run's processes still alive after the launcher, stopped by ezpz.
   std::vector<std::string> leftovers;
@@ -149,14 +151,6 @@ std::optional<std::string> match_run_id(const std::vector<std::string>& ids,
 // same pid in different pid namespaces): base, base-2, base-3 ... Sorts after
 // `base`, so still newest first.
 std::string run_id_choice(std::string_view base, int n);
-
-// The exit status ezpz gives an attempt: 124 when --time-limit or --idle-timeout
-// stopped it (as timeout(1) does); 141 when its stdout was closed; when the launcher failed
-// after a rank failed on its own (`failed_rank`, RunOutcome::failed_rank_status), that rank's
-// status: the launcher's is then the consequence (srun's 143 for the tasks it stopped, or that
-// of a launcher --kill-on-bad-exit stopped); else the launcher's.
-int attempt_exit_code(Watchdog watchdog, int launcher_exit,
-                      std::optional<int> failed_rank = std::nullopt);
 
 std::string_view to_string(Watchdog watchdog);
 

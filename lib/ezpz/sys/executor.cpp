@@ -179,6 +179,14 @@ class SignalForwarder {
  public:
   SignalForwarder(pid_t launcher, milliseconds grace) : launcher_(launcher), grace_(grace) {}
 
+  // Every signal sent or forwarded, for the verdict: a rank that died of one died of ezpz's
+  // doing (or the user's), never of its node's.
+  const std::vector<SentSignal>& sent() const { return sent_; }
+  void note(int sig, std::string_view why) {
+    const double at = std::chrono::duration<double>(Clock::now() - started_).count();
+    sent_.push_back({.signal = sig, .at_s = at, .why = std::string(why)});
+  }
+
   void handle(int sig) {
     if (killed_) return;
     const bool interrupt = sig == SIGINT || sig == SIGTERM;
@@ -191,6 +199,7 @@ class SignalForwarder {
     fmt::print(stderr, "ezpz: forwarding {} to the launcher (pid {})\n", signal_name(sig),
                launcher_);
     kill_group(launcher_, sig);
+    note(sig, "forwarded");
     if (!interrupt && sig != SIGHUP) return;
     if (user_signal_ == 0) user_signal_ = sig;
     if (!deadline_set_) {
@@ -206,6 +215,7 @@ class SignalForwarder {
     if (killed_ || deadline_set_) return false;
     fmt::print(stderr, "ezpz: {}; sending SIGTERM to the launcher\n", why);
     kill_group(launcher_, SIGTERM);
+    note(SIGTERM, "stop");
     deadline_ = Clock::now() + grace_;
     deadline_set_ = true;
     first_signal_ = SIGTERM;
@@ -234,6 +244,7 @@ class SignalForwarder {
  private:
   void kill_now() {
     kill_group(launcher_, SIGKILL);
+    note(SIGKILL, "kill");
     killed_ = true;
   }
 
@@ -246,6 +257,8 @@ class SignalForwarder {
   int user_signal_ = 0;
   int interrupts_ = 0;
   bool killed_ = false;
+  Clock::time_point started_ = Clock::now();
+  std::vector<SentSignal> sent_;
 };
 
 
@@ -386,6 +399,13 @@ class PartsWatch {
   bool done_ = false;
 };
 
+// Whether ezpz's working directory, the job's, was deleted under it: the kernel then names it
+// "/path (deleted)", and getcwd() fails with ENOENT.
+bool cwd_missing() {
+  std::array<char, 4096> buffer{};
+  return ::getcwd(buffer.data(), buffer.size()) == nullptr && errno == ENOENT;
+}
+
 // After the launcher exits, how long its output may take to arrive: its group is dead by then,
 // so only a process that left the group can hold a pipe open this long.
 constexpr milliseconds k_drain_limit{2000};
@@ -448,6 +468,8 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       if (pump && pump->rank_failure() && outcome.forwarded_signal == 0) {
         outcome.failed_rank_status = pump->rank_failure()->status;
       }
+      outcome.sent = forwarder.sent();
+      outcome.cwd_missing = cwd_missing();
       return;
     }
     if (auto limit = watchdogs.due(); limit && outcome.watchdog == Watchdog::none) {
@@ -465,7 +487,10 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       }
     }
     if (forwarder.stop_signal() == 0) {
-      if (auto words = warner.send_if_due(launcher)) outcome.warning = std::move(*words);
+      if (auto words = warner.send_if_due(launcher)) {
+        outcome.warning = std::move(*words);
+        forwarder.note(options.warning->spec.signal, "warning");
+      }
     }
     forwarder.enforce_grace();
   }

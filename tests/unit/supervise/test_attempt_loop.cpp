@@ -192,21 +192,33 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
        {5},
        0,
        ""},
-      {"spares exhausted",
+      // Before: exit 1, the last attempt's, as a crash would say.
+      {"spares exhausted: exit 75",
        {.retries = 3, .spares = 1, .failover = true},
        3,
        {node_down("n02"), node_down("n01")},
        {{"n01", "n02"}, {"n01", "n03"}},
        {"n02 -> n03"},
        {5},
-       1,
-       "stop: no spare host left"},
-      {"no node named: the first active host rotates out",
+       75,
+       "stop: spares exhausted: no spare host left for n01"},
+      // Before: exit 137.
+      {"retries exhausted in a run with spares: exit 75",
+       {.retries = 1, .spares = 2, .failover = true},
+       4,
+       {node_down("n02"), node_down("n01")},
+       {{"n01", "n02"}, {"n01", "n03"}},
+       {"n02 -> n03"},
+       {5},
+       75,
+       "stop: spares exhausted: no retries left"},
+      // Before: n01 rotated out blind. A host is retired only on evidence against it.
+      {"no node named: none retired, the same hosts again",
        {.retries = 1, .spares = 2, .failover = true},
        4,
        {exited(137, "Killed\n"), ok},
-       {{"n01", "n02"}, {"n02", "n03"}},
-       {"n01 -> n03"},
+       {{"n01", "n02"}, {"n01", "n02"}},
+       {},
        {5},
        0,
        ""},
@@ -224,8 +236,8 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
        {.retries = 2, .spares = 2, .retry_delay_s = 40, .failover = true},
        4,
        {stopped_by(Watchdog::idle), stopped_by(Watchdog::signature, "node n02 is down\n"), ok},
-       {{"n01", "n02"}, {"n02", "n03"}, {"n03", "n04"}},
-       {"n01 -> n03", "n02 -> n04"},
+       {{"n01", "n02"}, {"n01", "n02"}, {"n01", "n03"}},
+       {"n02 -> n03"},
        {40, 60},
        0,
        ""},
@@ -242,11 +254,79 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
       {"the same rank dying the same way on the new host is the program's",
        {.retries = 3, .spares = 2, .failover = true},
        4,
-       {exited(139, "srun: error: n02: task 1: Segmentation fault\n"),
-        exited(139, "srun: error: n03: task 1: Segmentation fault\n")},
+       {exited(137, "srun: error: n02: task 1: Killed\n"),
+        exited(137, "srun: error: n03: task 1: Killed\n")},
        {{"n01", "n02"}, {"n01", "n03"}},
        {"n02 -> n03"},
        {5},
+       137,
+       "stop: application_error is not retried"},
+      // Before: n02 swapped for a spare and the job run again.
+      {"a segfault is the program's at once",
+       {.retries = 3, .spares = 2, .failover = true},
+       4,
+       {exited(139, "srun: error: n02: task 1: Segmentation fault\n")},
+       {{"n01", "n02"}},
+       {},
+       {},
+       139,
+       "stop: application_error is not retried"},
+      // Before: bad_node, rank 0 on n01 (Terminated), n01 swapped, 3 runs of 3 (issue 44, 1).
+      {"Slurm: a Python rank raises, srun stops the rest: the hosts kept, exit 1",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {{.exit_code = 143,
+         .failed_rank_status = 1,
+         .watchdog = Watchdog::rank_failed,
+         .output_tail = "srun: error: n01: task 0: Terminated\n",
+         .sent = {{.signal = SIGTERM, .at_s = 3, .why = "stop"}}}},
+       {{"n01", "n02"}},
+       {},
+       {},
+       1,
+       "stop: application_error is not retried"},
+      // Before: bad_node, the first stopped rank's host swapped (issue 44, 2).
+      {"every rank Terminated, none failed first: not retried, no host retired",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {exited(143, "srun: error: n01: task 0: Terminated\nsrun: error: n02: task 1: Terminated\n")},
+       {{"n01", "n02"}},
+       {},
+       {},
+       143,
+       "stop: walltime is not retried"},
+      // Before: bad_node, n01 swapped and the job restarted (issue 44, 3).
+      {"SIGUSR1 forwarded: neither swapped nor retried",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {{.exit_code = 138,
+         .output_tail = "srun: error: n01: task 0: User defined signal 1\n",
+         .sent = {{.signal = SIGUSR1, .at_s = 1, .why = "forwarded"}}}},
+       {{"n01", "n02"}},
+       {},
+       {},
+       138,
+       "stop: interrupted is not retried"},
+      // Before: success, exit 0 (issue 44, 4).
+      {"a rank's reported failure under a launcher that exits 0",
+       {.retries = 1, .spares = 1, .failover = true},
+       3,
+       {{.exit_code = 0,
+         .failed_rank_status = 7,
+         .output_tail = "ezpz-rankenv: rank 0 (pid 5) on n01: exited with code 7\n"}},
+       {{"n01", "n02"}},
+       {},
+       {},
+       7,
+       "stop: application_error is not retried"},
+      // Before: launcher_died, retried twice into the same failure (issue 44, 7).
+      {"a deleted working directory is not retried",
+       {.retries = 2, .failover = true},
+       2,
+       {{.exit_code = 139, .output_tail = "", .cwd_missing = true}},
+       {{"n01", "n02"}},
+       {},
+       {},
        139,
        "stop: application_error is not retried"},
       {"out of disk space keeps the hosts and is not retried",
@@ -267,13 +347,13 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
        {},
        1,
        "stop: application_error is not retried"},
-      // Before: n01 -> n03, then n03 -> n04 (the spare just put in), n02 never.
-      {"blind rotations take each active host in turn",
+      // Before: n01 -> n03, then n02 -> n04: healthy hosts retired blind.
+      {"hangs with spares retry on the same hosts: nothing names a host",
        {.retries = 2, .spares = 2, .retry_delay_s = 1, .failover = true},
        4,
        {stopped_by(Watchdog::idle), stopped_by(Watchdog::idle), ok},
-       {{"n01", "n02"}, {"n02", "n03"}, {"n03", "n04"}},
-       {"n01 -> n03", "n02 -> n04"},
+       {{"n01", "n02"}, {"n01", "n02"}, {"n01", "n02"}},
+       {},
        {1, 2},
        0,
        ""},
@@ -331,7 +411,12 @@ TEST_CASE("what a failover says on stderr, word for word", "[attempt_loop]") {
                                 "retry on new hosts (n02 -> n03); attempt 2 in 5 s",
                                 "attempt 2 on n01 n03",
                                 "attempt 2 ended: bad_node: exit status 1; bad node: n01",
-                                "stop: no spare host left"});
+                                "stop: spares exhausted: no spare host left for n01",
+                                "spares exhausted after 2 attempts: exit 75"});
+  CHECK(d.exit_code == 75);
+  CHECK(d.effects.file("run.json")["ending"] == "spares_exhausted");
+  CHECK(d.effects.file("run.json")["reason"] ==
+        "spares exhausted after 2 attempts; the last: bad_node: exit status 1; bad node: n01");
   CHECK(d.effects.file("attempt-1/verdict.json")["leftovers"].get<Hosts>() ==
         Hosts{"4242 hydra_pmi_proxy"});
   // Without retries or spares the ending alone is said: no "stop" line.
@@ -341,8 +426,9 @@ TEST_CASE("what a failover says on stderr, word for word", "[attempt_loop]") {
   CHECK(alone.exit_code == 1);
 }
 
-// A swap says how its host was chosen, in the verdict and on stderr: a guess is said to be one.
-TEST_CASE("the verdict says whether a swap was scraped, reported or blind", "[attempt_loop]") {
+// A swap says how its host was chosen, in the verdict and on stderr; with no host named there is
+// no swap (before: a blind guess).
+TEST_CASE("the verdict says whether a swap was scraped or reported", "[attempt_loop]") {
   const PreparedLaunch p = prepared(5, 2);
   Driven d{RecordingExecutor({node_down("n02"), exited(137, "srun: error: n03: task 1: Killed\n"),
                               stopped_by(Watchdog::idle), exited(0)}),
@@ -356,11 +442,12 @@ TEST_CASE("the verdict says whether a swap was scraped, reported or blind", "[at
   CHECK(first["line"] == "node n02 is down");
   CHECK(d.effects.file("attempt-2/verdict.json")["failover"] == "reported");
   CHECK(d.effects.file("attempt-2/verdict.json")["rule"] == "signal_death");
-  CHECK(d.effects.file("attempt-3/verdict.json")["failover"] == "blind");
-  CHECK(d.effects.file("attempt-4/verdict.json")["failover"].is_null());
-  CHECK(std::count(
-            d.effects.said.begin(), d.effects.said.end(),
-            "retry on new hosts (n01 -> n05; blind: no node was named); attempt 4 in 20 s") == 1);
+  CHECK(d.effects.file("attempt-3/verdict.json")["failover"].is_null());
+  CHECK(d.effects.file("attempt-3/verdict.json")["swaps"].empty());
+  CHECK(d.effects.file("attempt-4/verdict.json")["hosts"] == nlohmann::json::array({"n01", "n04"}));
+  CHECK(std::count(d.effects.said.begin(), d.effects.said.end(),
+                   "retry on the same hosts (no host named: none retired); attempt 4 in 20 s") ==
+        1);
 }
 
 // gloo's lost peer names an address: the loop has it looked up among the attempt's hosts, and
@@ -417,6 +504,7 @@ TEST_CASE("ezpz exits with the failed rank's status, not the launcher's conseque
        {.exit_code = 130, .forwarded_signal = SIGINT, .output_tail = srun_lines},
        130},
       {"a launcher that succeeded", exited(0, srun_lines), 0},
+      {"a launcher that succeeded over ezpz-rankenv's report", {.exit_code = 0, .failed_rank_status = 6}, 6},
       {"no words at all", exited(9, "step 10\n"), 9},
   };
   for (const Row& row : rows) {

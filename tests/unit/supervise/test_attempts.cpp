@@ -172,25 +172,20 @@ TEST_CASE("back-off doubles and is capped", "[attempts]") {
   CHECK(backoff_seconds(3, 0.5, 1) == 1);
 }
 
-TEST_CASE("spares replace named bad nodes, or rotate blind", "[attempts]") {
+TEST_CASE("spares replace named bad nodes only", "[attempts]") {
   NodePool pool = split_pool({"n1", "n2", "n3", "n4", "n5"}, 2);
   CHECK(pool.active == std::vector<std::string>{"n1", "n2", "n3"});
   CHECK(pool.spares == std::vector<std::string>{"n4", "n5"});
   CHECK(replace_bad_nodes(pool, {"n2"}) == std::vector<std::string>{"n2 -> n4"});
   CHECK(pool.active == std::vector<std::string>{"n1", "n4", "n3"});
   CHECK(pool.retired == std::vector<std::string>{"n2"});
-  CHECK(replace_bad_nodes(pool, {"gone"}) == std::vector<std::string>{"n1 -> n5"});  // blind
-  CHECK(pool.active == std::vector<std::string>{"n5", "n4", "n3"});
-  CHECK(replace_bad_nodes(pool, {"n3"}).empty());  // no spare left
-  CHECK(pool.active == std::vector<std::string>{"n5", "n4", "n3"});
-
-  // Blind, again and again: each active host in its turn, never the spare just put in (before:
-  // n1 -> s1, then s1 -> s2, s2 -> s3; n2 and n3 never rotated).
-  NodePool blind = split_pool({"n1", "n2", "n3", "s1", "s2", "s3"}, 3);
-  CHECK(replace_bad_nodes(blind, {}) == std::vector<std::string>{"n1 -> s1"});
-  CHECK(replace_bad_nodes(blind, {}) == std::vector<std::string>{"n2 -> s2"});
-  CHECK(replace_bad_nodes(blind, {"elsewhere"}) == std::vector<std::string>{"n3 -> s3"});
-  CHECK(blind.active == std::vector<std::string>{"s1", "s2", "s3"});
+  // Before: n1 -> n5, a blind guess. No evidence against an active host: nothing retired.
+  CHECK(replace_bad_nodes(pool, {"gone"}).empty());
+  CHECK(replace_bad_nodes(pool, {}).empty());
+  CHECK(pool.active == std::vector<std::string>{"n1", "n4", "n3"});
+  CHECK(replace_bad_nodes(pool, {"n3"}) == std::vector<std::string>{"n3 -> n5"});
+  CHECK(replace_bad_nodes(pool, {"n1"}).empty());  // no spare left
+  CHECK(pool.active == std::vector<std::string>{"n1", "n4", "n5"});
 
   NodePool two = split_pool({"a", "b", "c", "d"}, 2);
   CHECK(replace_bad_nodes(two, {"b", "a"}) == std::vector<std::string>{"b -> c", "a -> d"});
@@ -329,8 +324,9 @@ TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[at
                  "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
                  "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n";
   c = classify_attempt(facts, {});
-  CHECK(c.ending == Ending::bad_node);
-  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)");
+  CHECK(c.ending == Ending::application_error);  // a segfault is the program's, not its node's
+  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV): "
+                    "the program's own fault (signal 11), not its node's");
   CHECK(c.failed.size() == 1);
   // ... in whichever order the two reach ezpz: ezpz-rankenv's words are kept, in the first's place.
   facts.output =
@@ -338,7 +334,8 @@ TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[at
       "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n" +
       exit_report("1", 7304, "n02", SIGSEGV) + "\n";
   c = classify_attempt(facts, {});
-  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV)");
+  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV): "
+                    "the program's own fault (signal 11), not its node's");
   CHECK(c.failed.size() == 1);
 
   // Open MPI's exit-code report names no host: the placement does (-n 3 at 2 per host).
@@ -578,12 +575,13 @@ TEST_CASE("a signal death is the node's once, the program's when it repeats", "[
        Ending::bad_node,
        {"n04"},
        "signal_death"},
-      {"SIGSEGV then SIGSEGV",
+      // Before: the node's the first time (signal_death, its host swapped).
+      {"a segfault is the program's at once",
        "ezpz-rankenv: rank 1 (pid 7) on n04: killed by signal 11 (SIGSEGV)\n",
-       {.ranks = "1", .host = "n02", .signal = SIGSEGV},
+       {},
        Ending::application_error,
        {},
-       "same_death_twice"},
+       "program_signal"},
       {"an abort is the program's at once",
        "ezpz-rankenv: rank 1 (pid 7) on n02: killed by signal 6 (SIGABRT)\n",
        {},
@@ -694,7 +692,7 @@ TEST_CASE("the job's own faults are read from every line and never blame a node"
       {"... on one rank of two: not the whole job's", 139,
        "NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error\n"
        "srun: error: n02: task 1: Segmentation fault\n",
-       2, Ending::bad_node, "signal_death"},
+       2, Ending::application_error, "program_signal"},
       {"a traceback in most ranks", 137,
        "Traceback (most recent call last):\nTraceback (most recent call last):\n"
        "srun: error: n02: task 1: Killed\n",
@@ -793,9 +791,13 @@ TEST_CASE("the victim is blamed, not the ranks torn down after it", "[attempts]"
   c = classify_attempt(facts, {});
   CHECK(c.bad_hosts == std::vector<std::string>{"n03"});
   CHECK(c.reason == "exit status 137: ranks 4-7 on n03: Killed");
-  // Only SIGTERMs: the first is all there is to say.
+  // Only SIGTERMs: before, rank 0 on n01 was the victim and its host swapped. Nothing names a
+  // node: the shape of a walltime, or of a job torn down from outside.
   facts.output = "srun: error: n01: task 0: Terminated\n";
-  CHECK(classify_attempt(facts, {}).reason == "exit status 137: rank 0 on n01: Terminated");
+  c = classify_attempt(facts, {});
+  CHECK(c.ending == Ending::walltime);
+  CHECK(c.bad_hosts.empty());
+  CHECK(c.innocent.size() == 1);
 }
 
 TEST_CASE("the progress pattern tells a start-up hang from a mid-training one", "[attempts]") {

@@ -150,14 +150,15 @@ TEST_CASE("each fixture log gives its verdict, rule, bad hosts and victim", "[ex
        {},
        "ranks 0-2 on nid001234: Exited with exit code 1",
        1},
+      // Before: bad_node, n02 retired for the program's own segfault.
       {"hydra-bad-termination.ER",
        "generic-pbs",
        139,
        {"n01", "n02"},
        2,
-       "bad_node",
-       "signal_death",
-       {"n02"},
+       "application_error",
+       "program_signal",
+       {},
        "rank 1 (pid 18592) on n02: KILLED BY SIGNAL: 11 (Segmentation fault)",
        0},
       {"ssh-unresolved.ER",
@@ -236,7 +237,8 @@ TEST_CASE("an explanation reads as a ticket wants it, in text and JSON", "[expla
         "verdict: bad_node\n"
         "reason: exit status 137: ranks 4-7 on nid001235: Killed\n"
         "rule: signal_death\n"
-        "bad hosts: nid001235\n"
+        "bad host: nid001235: ranks 4-7 on nid001235: Killed\n"
+        "exit status: 137\n"
         "victim: ranks 4-7 on nid001235: Killed\n"
         "innocent: ranks 0-3 on nid001234: Terminated\n");
   const std::string json = explanation_json(e, "slurm-2718281.out");

@@ -160,19 +160,6 @@ TEST_CASE("a recorded verdict gives explain its launcher status, hosts and start
   CHECK(!recorded_attempt(R"({"launcher_exit": 1, "hosts": []})", "v").ranks_started);
 }
 
-TEST_CASE("a limit gives exit 124, as timeout(1) does; anything else the launcher's", "[record]") {
-  CHECK(attempt_exit_code(Watchdog::timeout, 143) == 124);
-  CHECK(attempt_exit_code(Watchdog::idle, 137) == 124);
-  CHECK(attempt_exit_code(Watchdog::signature, 143) == 143);
-  CHECK(attempt_exit_code(Watchdog::none, 3) == 3);
-  // A rank failed on its own: its status, not the launcher's consequence.
-  CHECK(attempt_exit_code(Watchdog::none, 143, 6) == 6);             // srun, --kill-on-bad-exit=1
-  CHECK(attempt_exit_code(Watchdog::rank_failed, 143, 139) == 139);  // ezpz stopped the launcher
-  CHECK(attempt_exit_code(Watchdog::none, 0, 6) == 0);               // the launcher said success
-  CHECK(attempt_exit_code(Watchdog::timeout, 143, 6) == 124);
-  CHECK(attempt_exit_code(Watchdog::signature, 143, 6) == 143);
-}
-
 TEST_CASE("the runs table quotes commands and says where a run without an end stands", "[record]") {
   RunSummary open = sample_run();
   open.exit_code.reset();
