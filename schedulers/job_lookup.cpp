@@ -1,6 +1,7 @@
 // The job holding this node, asked of qstat or squeue: on a compute node reached by ssh
 // the job's variables are gone, but the scheduler still knows which job owns the node
 // (the Python ezpz looks the same way).
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -73,17 +74,48 @@ const std::array<JobQuery, 2> k_job_queries = {{
      slurm_job_in},
 }};
 
+// A client that could not reach its server for a moment: PBS's qstat says "Communication
+// failure." or "cannot connect to server pbs01 (errno=111)" while the server restarts or is
+// loaded. Asked again, up to k_tries times in all.
+constexpr std::array<std::string_view, 2> k_transient_words = {"Communication failure",
+                                                               "cannot connect to server"};
+constexpr int k_tries = 5;
+
+bool transient(std::string_view words) {
+  return std::any_of(k_transient_words.begin(), k_transient_words.end(),
+                     [&](std::string_view w) { return words.find(w) != std::string_view::npos; });
+}
+
+// The query's output; throws the last Error, its words and the tries, when it never answered.
+std::string ask(const std::vector<std::string>& argv,
+                const CommandReader& commands, const std::function<void(double)>& pause) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return commands.output(argv);
+    } catch (const Error& error) {
+      if (!transient(error.what()) || attempt == k_tries) {
+        throw Error(attempt == 1 ? error.what()
+                                 : fmt::format("{} ({} tries)", error.what(), attempt));
+      }
+    }
+    pause(0.2 * (1 << (attempt - 1)));  // 0.2, 0.4, 0.8, 1.6 s: 3 s at most
+  }
+}
+
 }  // namespace
 
+bool transient_lookup_failure(std::string_view words) { return transient(words); }
+
 JobLookup find_job_holding(std::string_view host, const Env& env, const CommandReader& commands,
-                           const std::function<bool(std::string_view)>& on_path) {
+                           const std::function<bool(std::string_view)>& on_path,
+                           const std::function<void(double)>& pause) {
   JobLookup lookup;
   const std::optional<std::string> user = get_nonempty(env, "USER");
   for (const JobQuery& query : k_job_queries) {
     if (!on_path(query.program)) continue;
     std::string output;
     try {
-      output = commands.output(query.argv(user));
+      output = ask(query.argv(user), commands, pause);
     } catch (const Error& error) {  // a client with no server to ask: no answer, not an error
       lookup.failed.push_back(fmt::format("{}: {}", query.program, error.what()));
       continue;

@@ -46,9 +46,15 @@ struct JobLookup {
 
 // The running job (of $USER, when set) that holds `host`: `qstat -n1 -w -r`, then
 // `squeue -h -t R -o "%i %N"`, each asked only when `on_path` finds it. For a compute node
-// reached by ssh, where the job's variables are gone (schedulers/job_lookup.cpp).
+// reached by ssh, where the job's variables are gone, or one whose PBS_NODEFILE is another
+// job's (schedulers/job_lookup.cpp). A client's failure for a moment (transient_lookup_failure)
+// is asked again, 5 times in all, `pause(seconds)` between.
 JobLookup find_job_holding(std::string_view host, const Env& env, const CommandReader& commands,
-                           const std::function<bool(std::string_view)>& on_path);
+                           const std::function<bool(std::string_view)>& on_path,
+                           const std::function<void(double)>& pause);
+// Whether a client's failure is one of the moment: qstat's "Communication failure." and
+// "cannot connect to server ...".
+bool transient_lookup_failure(std::string_view words);
 
 // Per-scheduler rows (schedulers/<name>.cpp).
 struct SchedulerSpec {

@@ -83,13 +83,6 @@ void check_command(const PreparedLaunch& prepared, const Context& context) {
   if (auto problem = command_problem(lookup)) throw Error(*problem, ExitCode::not_found);
 }
 
-// The first hosts' look-ups: 16 hosts, 0.5 s at most.
-std::vector<doctor::HostLookup> first_lookups(const std::vector<std::string>& hosts) {
-  const std::vector<std::string> first(
-      hosts.begin(), hosts.begin() + std::min<std::ptrdiff_t>(16, std::ssize(hosts)));
-  return sys::resolve_hosts(first, std::chrono::milliseconds(500));
-}
-
 // PBS_JOBID and PBS_NODEFILE kept from another job (a shell that carried them here): the ranks
 // would start on that job's nodes. Said when launching only: a --dry-run may plan for a job
 // from outside it.

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,8 +16,10 @@
 #include "ezpz/core/hostlist.hpp"
 #include "ezpz/core/log.hpp"
 #include "ezpz/core/text.hpp"
+#include "ezpz/doctor/this_host.hpp"
 #include "ezpz/launchers/launchers.hpp"
 #include "ezpz/supervise/attempt_loop.hpp"
+#include "ezpz/sys/doctor_probes.hpp"
 #include "ezpz/sys/executor.hpp"
 #include "ezpz/sys/launcher_program.hpp"
 #include "ezpz/sys/processes.hpp"
@@ -23,6 +27,12 @@
 #include "schedulers/scheduler.hpp"
 
 namespace ezpz {
+
+std::vector<doctor::HostLookup> first_lookups(const std::vector<std::string>& hosts) {
+  const std::vector<std::string> first(
+      hosts.begin(), hosts.begin() + std::min<std::ptrdiff_t>(16, std::ssize(hosts)));
+  return sys::resolve_hosts(first, std::chrono::milliseconds(500));
+}
 namespace {
 
 // CLI11's own conversion message ("Could not convert: --np = abc") names no
@@ -252,14 +262,33 @@ struct Gathered {
   std::optional<RunningJob> found;  // the job qstat/squeue says holds this node
 };
 
-// With no job variables here (a compute node reached by ssh), the job qstat or squeue says
-// holds this node; a warning when they answered and none does.
-std::optional<RunningJob> job_of_this_node(const Env& env, const std::string& host) {
-  const auto on_path = [&env](std::string_view program) {
-    return sys::find_program(std::string(program), env).has_value();
+// qstat and squeue (`only` one of them, when given) asked which running job holds this host.
+// When none answered, what they said is said without -v, after their tries of the moment:
+// what ezpz plans on depends on it. (One that answered makes another's failure moot: squeue
+// with no controller on a PBS machine.)
+JobLookup look_up_job(const Env& env, const std::string& host, std::string_view only = {}) {
+  const auto on_path = [&env, only](std::string_view program) {
+    return (only.empty() || program == only) &&
+           sys::find_program(std::string(program), env).has_value();
   };
-  JobLookup lookup = find_job_holding(host, env, sys::RealCommandReader(env), on_path);
-  for (const std::string& failure : lookup.failed) log::debug("job lookup: {}", failure);
+  const auto pause = [](double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  };
+  JobLookup lookup = find_job_holding(host, env, sys::RealCommandReader(env), on_path, pause);
+  const bool none_answered = lookup.asked.empty();
+  for (const std::string& failure : lookup.failed) {
+    none_answered ? log::warn("job lookup: {}", failure) : log::debug("job lookup: {}", failure);
+  }
+  return lookup;
+}
+
+// With no job variables here (a compute node reached by ssh), the job qstat or squeue says
+// holds this node; a warning when they answered and none does, or when none answered.
+std::optional<RunningJob> job_of_this_node(const Env& env, const std::string& host) {
+  JobLookup lookup = look_up_job(env, host);
+  if (!lookup.job && lookup.asked.empty() && !lookup.failed.empty()) {
+    log::warn("no scheduler answered which job holds {}: a local run on this node only", host);
+  }
   if (lookup.job) {
     log::info("job: {} ({}, {}), found by {}: no job variables are set here", lookup.job->job_id,
               to_string(lookup.job->kind),
@@ -289,6 +318,26 @@ std::optional<RunningJob> job_of_this_node(const PlanOptions& o, const Env& env,
   return job_of_this_node(env, host);
 }
 
+// PBS_JOBID and PBS_NODEFILE carried here from another job (a shell that kept them): the job
+// qstat says holds this node instead, as the Python ezpz asks, said on stderr. None found: the
+// nodefile's hosts, which `ezpz launch` warns of (cmd_launch.cpp, warn_foreign_nodefile).
+std::optional<RunningJob> job_instead_of_nodefile(const Allocation& allocation,
+                                                  const PlanOptions& o, const Env& env,
+                                                  const std::string& host) {
+  if (allocation.scheduler != SchedulerKind::pbs || o.hostfile || allocation.hosts.empty()) {
+    return std::nullopt;
+  }
+  const auto look_up = [&allocation] { return first_lookups(allocation.hosts); };
+  if (doctor::lists_this_host(allocation.hosts, host, look_up)) return std::nullopt;
+  JobLookup lookup = look_up_job(env, host, "qstat");
+  if (!lookup.job) return std::nullopt;
+  log::warn("PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is another node's job; "
+            "qstat says job {} holds it: planning on its {}",
+            host, allocation.job_id, lookup.job->job_id,
+            plural(static_cast<long>(lookup.job->hosts.size()), "host"));
+  return lookup.job;
+}
+
 Allocation allocation_of(const RunningJob& job) {
   Allocation allocation;
   allocation.scheduler = job.kind;
@@ -310,6 +359,9 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
   Allocation allocation =
       found ? allocation_of(*found)
             : read_allocation(scheduler.kind, env, files, sys::RealCommandReader(env), host);
+  if (auto job = job_instead_of_nodefile(allocation, o, env, host)) {
+    allocation = allocation_of(*job);
+  }
   if (o.hostfile) apply_hostfile(allocation, *o.hostfile, files);
   if (log::enabled(log::Level::debug)) {  // compressing 10,000 names is not free
     log::debug("allocation: job {}, {}: {}", allocation.job_id.empty() ? "-" : allocation.job_id,

@@ -9,12 +9,17 @@
 #include <CLI/CLI.hpp>
 
 #include "context.hpp"
+#include "ezpz/doctor/this_host.hpp"
 #include "ezpz/launch/plan.hpp"
 #include "ezpz/launch/prepared.hpp"
 #include "ezpz/launch/render.hpp"
 #include "ezpz/launchers/launcher_identity.hpp"
 
 namespace ezpz {
+
+// The first hosts' look-ups (16 hosts, 0.5 s at most): whether a host list names this host
+// under another name (doctor::lists_this_host).
+std::vector<doctor::HostLookup> first_lookups(const std::vector<std::string>& hosts);
 
 struct PlanOptions {
   long nprocs = 0;

@@ -90,4 +90,39 @@ expect_true "foreign nodefile: doctor's allocation error" grep -qF \
   "1 host from PBS_NODEFILE $scratch/nodefile: 192.0.2.1; this host ($host) is not one of them" <<<"$doctor"
 expect_true "foreign nodefile: doctor's hint" grep -qF \
   "PBS_JOBID=5.pbs01 is not this node's job: unset PBS_JOBID and PBS_NODEFILE, or run inside the job" <<<"$doctor"
+# --- Issue 44: the job qstat names, when PBS_NODEFILE is another job's; qstat's failures ----------
+# failing_stand_in PROGRAM N WORDS: fails N times saying WORDS on stderr (every time: N=0),
+# then answers as the stand-in before it did.
+failing_stand_in() {
+  local program=$1 times=$2 words=$3
+  [ -e "$fake/$program" ] && mv "$fake/$program" "$fake/$program.answer"
+  { printf '#!/bin/sh\ncount=$(cat "%s/%s.count" 2>/dev/null || echo 0)\n' "$scratch" "$program"
+    printf 'echo $((count + 1)) >"%s/%s.count"\n' "$scratch" "$program"
+    printf 'if [ %s = 0 ] || [ "$count" -lt %s ]; then echo %q >&2; exit 1; fi\n' "$times" "$times" "$words"
+    printf 'exec "%s/%s.answer" "$@"\n' "$fake" "$program"; } >"$fake/$program"
+  chmod +x "$fake/$program"
+  rm -f "$scratch/$program.count"
+}
+stand_in qstat "8.pbs01 me debug train 1234 2 128 -- 01:00 R 00:01 $short/0*64+x1001/0*64"
+# Before: a warning, then a plan on 192.0.2.1, the other job's host; qstat was never asked.
+run_ezpz "${foreign[@]}" launch --dry-run --json -- true
+expect_eq "foreign nodefile: qstat's job holding this host" "0 8.pbs01 $short x1001" \
+  "$rc $(jq -r '[.job_id, .hosts[]] | join(" ")' <<<"$out")"
+expect_eq "foreign nodefile: said, without -v" \
+  "ezpz: warning: PBS_NODEFILE does not list this host ($host): PBS_JOBID=5.pbs01 is another node's job; qstat says job 8.pbs01 holds it: planning on its 2 hosts" \
+  "$err"
+failing_stand_in qstat 2 "Communication failure."
+run_ezpz "${foreign[@]}" launch --dry-run --json -- true
+expect_eq "qstat's Communication failure, twice: asked again, the job found" "3 8.pbs01" \
+  "$(cat "$scratch/qstat.count") $(jq -r .job_id <<<"$out")"
+failing_stand_in qstat 0 "cannot connect to server pbs01 (errno=111)"
+stand_in squeue
+failing_stand_in squeue 0 "squeue: error: Unable to contact slurm controller (connect failure)"
+run_ezpz EZPZ_MACHINE=generic-pbs launch --dry-run -- true
+expect_eq "no scheduler answers: 5 tries of qstat, each said, the fallback said" \
+  "5 ezpz: warning: job lookup: qstat: it failed: cannot connect to server pbs01 (errno=111) (5 tries)
+ezpz: warning: job lookup: squeue: it failed: squeue: error: Unable to contact slurm controller (connect failure)
+ezpz: warning: no scheduler answered which job holds $host: a local run on this node only" \
+  "$(cat "$scratch/qstat.count") $err"
+
 finish

@@ -246,6 +246,10 @@ TEST_CASE("a host's short name is the text before its first dot; an IP address i
   CHECK(allocation.slots_per_host == 2);
 }
 
+namespace {
+const std::function<void(double)> k_no_pause = [](double) {};
+}  // namespace
+
 TEST_CASE("the job holding this node, from qstat or squeue", "[scheduler]") {
   const auto on_path = [](std::string_view) { return true; };
   const FakeCommands both{{"qstat -n1 -w -r -u me",
@@ -254,27 +258,84 @@ TEST_CASE("the job holding this node, from qstat or squeue", "[scheduler]") {
                            "9.pbs me debug c -- 2 128 -- 01:00 Q -- --\n"},
                           {"squeue -h -t R -o %i %N -u me", "41 n[01-02]\n42 n[03-04]\n"}};
   const Env me = {{"USER", "me"}};
-  JobLookup pbs = find_job_holding("x2.cm.site", me, both, on_path);
+  JobLookup pbs = find_job_holding("x2.cm.site", me, both, on_path, k_no_pause);
   REQUIRE(pbs.job);
   CHECK(pbs.job->kind == SchedulerKind::pbs);
   CHECK(pbs.job->job_id == "8.pbs");
   CHECK(pbs.job->hosts == std::vector<std::string>{"x1", "x2"});
-  JobLookup slurm = find_job_holding("n04", me, both, on_path);
+  JobLookup slurm = find_job_holding("n04", me, both, on_path, k_no_pause);
   REQUIRE(slurm.job);
   CHECK(slurm.job->job_id == "42");
   CHECK(slurm.job->hosts == std::vector<std::string>{"n03", "n04"});
   CHECK(slurm.asked == std::vector<std::string>{"qstat", "squeue"});
   // A queued job's host column is "--": never a match. No job: both asked, none found.
-  JobLookup none = find_job_holding("elsewhere", me, both, on_path);
+  JobLookup none = find_job_holding("elsewhere", me, both, on_path, k_no_pause);
   CHECK_FALSE(none.job);
   CHECK(none.asked == std::vector<std::string>{"qstat", "squeue"});
   // A client that cannot answer (no server) is not an error: said, and skipped.
-  JobLookup failing = find_job_holding("n04", {}, both, on_path);
+  JobLookup failing = find_job_holding("n04", {}, both, on_path, k_no_pause);
   CHECK_FALSE(failing.job);
   CHECK(failing.asked.empty());
   CHECK(failing.failed.size() == 2);
   // Neither on PATH: nothing asked.
-  JobLookup absent = find_job_holding("n04", me, both, [](std::string_view) { return false; });
+  JobLookup absent = find_job_holding("n04", me, both, [](std::string_view) { return false; }, k_no_pause);
   CHECK(absent.asked.empty());
   CHECK(absent.failed.empty());
+}
+
+// qstat for a moment without its server (Issue 44): asked again, 5 times in all with a growing
+// pause, then said with qstat's words; any other failure is said at once.
+TEST_CASE("a scheduler client's failure of the moment is asked again", "[scheduler]") {
+  class Flaky final : public CommandReader {
+   public:
+    Flaky(std::vector<std::string> failures, std::string answer)
+        : failures_(std::move(failures)), answer_(std::move(answer)) {}
+    std::string output(const std::vector<std::string>&) const override {
+      if (calls_ < failures_.size()) throw Error(failures_[calls_++]);
+      ++calls_;
+      return answer_;
+    }
+    mutable std::size_t calls_ = 0;
+
+   private:
+    std::vector<std::string> failures_;
+    std::string answer_;
+  };
+  const std::string job = "8.pbs me debug b 1 2 128 -- 01:00 R 00:01 x1/0*64+x2/0*64\n";
+  const auto qstat_only = [](std::string_view program) { return program == "qstat"; };
+  struct Row {
+    const char* name;
+    std::vector<std::string> failures;
+    std::size_t calls;
+    std::vector<double> pauses;
+    bool found;
+    std::vector<std::string> failed;
+  };
+  const std::string comm = "it failed: Communication failure.";
+  const std::string conn = "it failed: cannot connect to server pbs01 (errno=111)";
+  const std::vector<Row> rows = {
+      {"answers at once", {}, 1, {}, true, {}},
+      {"Communication failure twice, then an answer", {comm, comm}, 3, {0.2, 0.4}, true, {}},
+      {"cannot connect, 5 times: given up with qstat's words",
+       {conn, conn, conn, conn, conn},
+       5,
+       {0.2, 0.4, 0.8, 1.6},
+       false,
+       {"qstat: " + conn + " (5 tries)"}},
+      {"another failure: said at once", {"it failed: qstat: Unknown Job Id"}, 1, {}, false,
+       {"qstat: it failed: qstat: Unknown Job Id"}},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    Flaky qstat(row.failures, job);
+    std::vector<double> pauses;
+    JobLookup lookup = find_job_holding("x2", {{"USER", "me"}}, qstat, qstat_only,
+                                        [&](double s) { pauses.push_back(s); });
+    CHECK(qstat.calls_ == row.calls);
+    CHECK(pauses == row.pauses);
+    CHECK(lookup.job.has_value() == row.found);
+    CHECK(lookup.failed == row.failed);
+  }
+  CHECK(transient_lookup_failure("qstat: Communication failure."));
+  CHECK_FALSE(transient_lookup_failure("qstat: Unknown Job Id 8.pbs"));
 }

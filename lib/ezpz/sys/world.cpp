@@ -73,12 +73,19 @@ std::string RealCommandReader::output(const std::vector<std::string>& argv) cons
   if (!path) throw Error(fmt::format("{} is not on PATH", argv.front()));
   std::vector<std::string> resolved = argv;
   resolved.front() = *path;
-  auto out = run_captured(resolved, env_);
-  if (!out) {
-    throw Error(
-        fmt::format("it failed, or did not answer within {} s", k_run_captured_timeout.count()));
+  const CapturedRun run = finish_captured(start_captured(resolved, env_),
+                                          std::chrono::steady_clock::now() + k_run_captured_timeout);
+  if (run.exit_code == 0) return run.out;
+  if (!run.start_error.empty()) throw Error(run.start_error);
+  if (run.timed_out) {
+    throw Error(fmt::format("it did not answer within {} s", k_run_captured_timeout.count()));
   }
-  return *out;
+  // Its own first words on stderr say why ("Communication failure."): a scheduler's client may
+  // fail for a moment, and only its words tell that from a real refusal.
+  const std::vector<std::string_view> lines = split_lines(run.err);
+  std::string said = lines.empty() ? "" : std::string(lines.front());
+  while (!said.empty() && (said.back() == ' ' || said.back() == '\r')) said.pop_back();
+  throw Error(said.empty() ? "it failed" : fmt::format("it failed: {}", said));
 }
 
 namespace {

@@ -30,7 +30,8 @@ class RealFileReader : public FileReader {
 class RealCommandReader : public CommandReader {
  public:
   explicit RealCommandReader(const Env& env) : env_(env) {}
-  // Throws Error("flux is not on PATH") or Error("it failed, or did not answer within 2 s").
+  // Throws Error("flux is not on PATH"), Error("it did not answer within 2 s") or
+  // Error("it failed: WORDS"), WORDS its first line on stderr.
   std::string output(const std::vector<std::string>& argv) const override;
 
  private:
