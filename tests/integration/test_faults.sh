@@ -56,6 +56,9 @@ expect_job_gone interrupted
 expect_true "SIGINT: ezpz says it forwarded it" \
   grep -q "^ezpz: forwarding SIGINT to the launcher (pid ${job_pids[0]})\$" "$scratch/interrupted.err"
 expect_eq "SIGINT: verdict interrupted" interrupted "$(verdict 1 .classification)"
+# Before: `runs explain` read the output alone and said application_error (issue 44).
+run_ezpz interrupted_explain runs explain
+expect_eq "SIGINT: runs explain says what the run said" "verdict: interrupted" "$(head -n 1 <<<"$out")"
 
 # --- SIGINT twice: ranks that ignore it are SIGKILLed at once -------------------------------
 start_job insisted 8 --grace 30 -- sh -c 'trap "" INT; exec "$0" "$@"' || exit 1
@@ -162,11 +165,18 @@ start_job usr1 2 --ppn 2 --nhosts 1 --spares 1 --retry-delay 0 || exit 1
 sleep 1  # Hydra set up: a signal in its first moments is not passed on
 kill -USR1 "$job_pid"
 finish_job usr1 10
-expect_eq "usr1: exit 128+SIGUSR1" 138 "$job_rc"
 expect_job_gone usr1
-expect_eq "usr1: forwarded, neither swapped nor retried" \
-  "1 interrupted forwarded_signal  stop: interrupted is not retried" \
-  "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.swaps | join(",")) \(.next)"')"
+# MPICH 4.0's Hydra mostly reports the ranks' SIGUSR1 (EXIT CODE: 10), and now and then exits 0
+# having said nothing of them (about 1 run in 4 here): ezpz can then only say what Hydra did.
+if [ "$job_rc" = 0 ]; then
+  expect_eq "usr1: Hydra said 0: a success, one attempt" "1 success" \
+    "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 .classification)"
+else
+  expect_eq "usr1: exit 128+SIGUSR1" 138 "$job_rc"
+  expect_eq "usr1: forwarded, neither swapped nor retried" \
+    "1 interrupted forwarded_signal  stop: interrupted is not retried" \
+    "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.swaps | join(",")) \(.next)"')"
+fi
 expect_eq "usr1: the record keeps the signal ezpz forwarded" "SIGUSR1 forwarded" \
   "$(jq -r '.signals_sent[0] | "\(.name) \(.why)"' "$(newest_run)/attempt-1/facts.json")"
 

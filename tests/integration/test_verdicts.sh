@@ -118,6 +118,10 @@ expect_eq "not blind: no warning where patterns exist" "" "$(grep '^ezpz: warnin
 # --- Silent ranks: a hang mid-training, or a job that never started -------------------------
 run_ezpz mid_training launch --ppn 1 --idle-timeout 1 -- sh -c 'echo "step=1 loss=9.0"; sleep 30'
 expect_eq "mid-training: a hang, exit 124" "124 hang" "$rc $(verdict 1 .classification)"
+# Before: `runs explain` said bad_node, "bad hosts: n01", from Hydra's EXIT CODE: 9 banner after
+# ezpz's own SIGKILL (issue 44).
+run_ezpz mid_training_explain runs explain
+expect_eq "mid-training: runs explain says what the run said" "verdict: hang" "$(head -n 1 <<<"$out")"
 run_ezpz custom_progress launch --ppn 1 --idle-timeout 1 --progress-pattern '^batch [0-9]+' -- \
   sh -c 'echo "batch 1"; sleep 30'
 expect_eq "--progress-pattern: the job's own progress line" "124 hang" "$rc $(verdict 1 .classification)"

@@ -739,8 +739,9 @@ std::optional<int> own_status(const AttemptFacts& f, const Classification& c) {
 int attempt_status(const AttemptFacts& f, const Classification& c) {
   if (f.watchdog == Watchdog::stdout_closed) return 128 + SIGPIPE;  // as the pipeline's writer
   if (f.watchdog == Watchdog::timeout || f.watchdog == Watchdog::idle) return 124;
+  // A rank that caught the signal and exited on its own gives its status; else the signal's.
   if (c.rule == "forwarded_signal" || c.rule == "warning_signal") {
-    return 128 + sent_ending(f, c.failed)->signal;
+    return own_status(f, c).value_or(128 + sent_ending(f, c.failed)->signal);
   }
   const bool rank_first = f.watchdog == Watchdog::none || f.watchdog == Watchdog::rank_failed;
   const std::optional<int> rank = rank_first ? own_status(f, c) : std::nullopt;

@@ -80,6 +80,13 @@ TEST_CASE("one verdict: evidence before retirement, the first failed rank's stat
         .output = "=   PID 7 RUNNING AT n01\n=   KILLED BY SIGNAL: 10 (User defined signal 1)\n",
         .sent = {{.signal = SIGUSR1, .at_s = 2, .why = "forwarded"}}},
        Ending::interrupted, "forwarded_signal", {}, {}, 1, 138},
+      {"SIGUSR1 forwarded, a rank catches it and exits 7 on its own: its status",
+       {.exit_status = 7,
+        .output = "",
+        .launcher_output = "ezpz-rankenv: rank 1 (pid 5) on n02: exited with code 7\n",
+        .sent = {{.signal = SIGUSR1, .at_s = 2, .why = "forwarded"}},
+        .failed_rank_status = 7},
+       Ending::interrupted, "forwarded_signal", {}, {}, 0, 7},
       // Before: launcher_died, retried.
       {"SIGUSR2 forwarded kills Hydra 4.0 itself",
        {.exit_status = 140,
