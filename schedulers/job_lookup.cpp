@@ -87,8 +87,8 @@ bool transient(std::string_view words) {
 }
 
 // The query's output; throws the last Error, its words and the tries, when it never answered.
-std::string ask(const std::vector<std::string>& argv,
-                const CommandReader& commands, const std::function<void(double)>& pause) {
+std::string ask(const std::vector<std::string>& argv, const CommandReader& commands,
+                const std::function<void(double)>& pause) {
   for (int attempt = 1;; ++attempt) {
     try {
       return commands.output(argv);
@@ -104,7 +104,9 @@ std::string ask(const std::vector<std::string>& argv,
 
 }  // namespace
 
-bool transient_lookup_failure(std::string_view words) { return transient(words); }
+bool transient_lookup_failure(std::string_view words) {
+  return transient(words);
+}
 
 JobLookup find_job_holding(std::string_view host, const Env& env, const CommandReader& commands,
                            const std::function<bool(std::string_view)>& on_path,

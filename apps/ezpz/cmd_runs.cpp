@@ -203,8 +203,8 @@ std::string read_or_throw(const std::string& path) {
 // output.log, its launcher's status and hosts, its machine's patterns.
 std::pair<AttemptFacts, std::vector<BadNodePattern>> older_record(const RunsOptions& o,
                                                                   const Context& context,
-                                                                  const std::string& run_dir,
-                                                                  int n, const std::string& verdict) {
+                                                                  const std::string& run_dir, int n,
+                                                                  const std::string& verdict) {
   const std::string attempt = attempt_dir(run_dir, n);
   ExplainInput in = recorded_attempt(verdict, attempt + "/verdict.json");
   const std::string plan = run_dir + "/" + attempt_plan_file(n);

@@ -278,7 +278,8 @@ TEST_CASE("the job holding this node, from qstat or squeue", "[scheduler]") {
   CHECK(failing.asked.empty());
   CHECK(failing.failed.size() == 2);
   // Neither on PATH: nothing asked.
-  JobLookup absent = find_job_holding("n04", me, both, [](std::string_view) { return false; }, k_no_pause);
+  JobLookup absent = find_job_holding(
+      "n04", me, both, [](std::string_view) { return false; }, k_no_pause);
   CHECK(absent.asked.empty());
   CHECK(absent.failed.empty());
 }
@@ -322,7 +323,11 @@ TEST_CASE("a scheduler client's failure of the moment is asked again", "[schedul
        {0.2, 0.4, 0.8, 1.6},
        false,
        {"qstat: " + conn + " (5 tries)"}},
-      {"another failure: said at once", {"it failed: qstat: Unknown Job Id"}, 1, {}, false,
+      {"another failure: said at once",
+       {"it failed: qstat: Unknown Job Id"},
+       1,
+       {},
+       false,
        {"qstat: it failed: qstat: Unknown Job Id"}},
   };
   for (const Row& row : rows) {

@@ -8,8 +8,8 @@ namespace ezpz {
 
 enum class ExitCode : int {
   ok = 0,
-  failure = 1,     // a runtime failure that is not the job's own
-  usage = 2,       // bad flags, bad config, bad allocation: nothing was run
+  failure = 1,  // a runtime failure that is not the job's own
+  usage = 2,    // bad flags, bad config, bad allocation: nothing was run
   // --spares: a failure worth another attempt, and no spare or retry left for it (sysexits'
   // EX_TEMPFAIL: resubmit). Never a rank's own status, so a wrapper can tell it apart.
   spares_exhausted = 75,

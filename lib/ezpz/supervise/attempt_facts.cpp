@@ -17,11 +17,13 @@ using Json = nlohmann::ordered_json;
 
 constexpr int k_version = 1;
 
-constexpr std::array<Watchdog, 6> k_watchdogs = {Watchdog::none,      Watchdog::timeout,
-                                                 Watchdog::idle,      Watchdog::signature,
+constexpr std::array<Watchdog, 6> k_watchdogs = {Watchdog::none,          Watchdog::timeout,
+                                                 Watchdog::idle,          Watchdog::signature,
                                                  Watchdog::stdout_closed, Watchdog::rank_failed};
 
-Json optional_json(const auto& value) { return value ? Json(*value) : Json(nullptr); }
+Json optional_json(const auto& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
 
 Json sent_json(const std::vector<SentSignal>& sent) {
   Json list = Json::array();

@@ -163,13 +163,14 @@ bool plan_next(const RetryPolicy& policy, NodePool& pool, AttemptVerdict& v, int
     return false;
   }
   if (retries_left <= 0) {
-    return exhausted(v, policy.spares > 0 ? "spares exhausted: no retries left" : "no retries left");
+    return exhausted(v,
+                     policy.spares > 0 ? "spares exhausted: no retries left" : "no retries left");
   }
   const std::vector<std::string>& bad = v.classification.bad_hosts;
   if (policy.spares > 0 && !bad.empty()) {
     if (pool.spares.empty()) {
-      return exhausted(v, fmt::format("spares exhausted: no spare host left for {}",
-                                      fmt::join(bad, ", ")));
+      return exhausted(
+          v, fmt::format("spares exhausted: no spare host left for {}", fmt::join(bad, ", ")));
     }
     v.swaps = replace_bad_nodes(pool, bad);
   }
@@ -210,13 +211,14 @@ int finish(const Loop& loop, const AttemptVerdict& v) {
   const bool spent = v.exhausted && loop.policy.spares > 0;
   summary.exit_code = spent ? static_cast<int>(ExitCode::spares_exhausted) : v.exit_code;
   summary.ending = spent ? "spares_exhausted" : std::string(to_string(v.classification.ending));
-  summary.reason = spent ? fmt::format("spares exhausted after {} attempts; the last: {}: {}",
-                                       v.attempt, to_string(v.classification.ending),
-                                       v.classification.reason)
-                         : v.classification.reason;
+  summary.reason =
+      spent ? fmt::format("spares exhausted after {} attempts; the last: {}: {}", v.attempt,
+                          to_string(v.classification.ending), v.classification.reason)
+            : v.classification.reason;
   loop.effects.record("run.json", summary_json(summary));
-  if (spent) loop.effects.say(fmt::format("spares exhausted after {} attempts: exit {}", v.attempt,
-                                          *summary.exit_code));
+  if (spent)
+    loop.effects.say(
+        fmt::format("spares exhausted after {} attempts: exit {}", v.attempt, *summary.exit_code));
   return *summary.exit_code;
 }
 

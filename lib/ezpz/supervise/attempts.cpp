@@ -310,7 +310,9 @@ bool same_death(const SignalDeath& before, const SignalDeath& now) {
 // The deaths that can be a node's: SIGKILL (the kernel's, or a node daemon's) and SIGBUS (a
 // memory or filesystem fault), when ezpz sent neither. Any other signal is the program's (a
 // segfault, an abort, a floating-point trap).
-bool node_signal(int sig) { return sig == SIGKILL || sig == SIGBUS; }
+bool node_signal(int sig) {
+  return sig == SIGKILL || sig == SIGBUS;
+}
 
 // Whether ezpz itself sent or forwarded `sig` during the attempt.
 bool ezpz_sent(const AttemptFacts& f, int sig) {
@@ -512,7 +514,8 @@ Classification by_failed_ranks(const AttemptFacts& f, std::vector<FailedRank> fa
   if (!first.died_of_signal || broken_pipe(first.what)) {
     return {Ending::application_error, {}, std::move(failed), std::move(reason)};
   }
-  const SignalDeath death{.ranks = first.ranks, .host = first.host, .signal = signal_of(first.what)};
+  const SignalDeath death{
+      .ranks = first.ranks, .host = first.host, .signal = signal_of(first.what)};
   return signal_death(f, death, std::move(failed), std::move(reason));
 }
 
@@ -661,10 +664,10 @@ namespace {
 const SentSignal* sent_ending(const AttemptFacts& f, const std::vector<FailedRank>& failed) {
   for (const SentSignal& sent : f.sent) {
     if (sent.why == "forwarded") return &sent;
-    const bool died_of_it =
-        f.exit_status == 128 + sent.signal || std::any_of(failed.begin(), failed.end(), [&](auto& r) {
-          return r.died_of_signal && signal_of(r.what) == sent.signal;
-        });
+    const bool died_of_it = f.exit_status == 128 + sent.signal ||
+                            std::any_of(failed.begin(), failed.end(), [&](auto& r) {
+                              return r.died_of_signal && signal_of(r.what) == sent.signal;
+                            });
     if (sent.why == "warning" && died_of_it) return &sent;
   }
   return nullptr;

@@ -19,13 +19,13 @@ namespace ezpz {
 enum class Ending {
   success,
   application_error,  // the job's own failure: retrying will not help
-  bad_node,           // a node failed (named by a profile signature, when one matched)
+  bad_node,           // evidence against a node: a bad-node line, a lost peer, SIGKILL/SIGBUS
   launcher_died,      // the launcher itself (mpiexec, srun) was killed: no rank is to blame
   hang,               // --idle-timeout: no output from any rank, after a progress line
   never_started,      // --idle-timeout before any progress line: stuck in start-up
   timeout,            // --time-limit: the wall-clock limit
-  walltime,           // SIGTERM from the scheduler: never retried
-  interrupted,        // the user's Ctrl-C / SIGTERM to ezpz
+  walltime,           // SIGTERM from the scheduler, or every rank stopped: never retried
+  interrupted,        // a signal ezpz forwarded (Ctrl-C, SIGTERM outside a job, SIGUSR1)
 };
 std::string_view to_string(Ending ending);
 
@@ -132,7 +132,8 @@ std::vector<FailedRank> failed_ranks(std::string_view output);
 std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count);
 
 // A rank stopped with SIGTERM ("died from signal 15", "Terminated"): the teardown after
-// another rank's death, innocent of it.
+// another rank's death, innocent of it (so is a rank dead of a signal ezpz sent: the
+// classifier's stopped ranks, Classification::innocent).
 bool teardown_report(const FailedRank& rank);
 
 // The status a shell would give the failed rank: its exit code ("Exited with exit code 3":

@@ -31,7 +31,9 @@ Explanation explain(const AttemptFacts& facts, const std::vector<BadNodePattern>
   return e;
 }
 
-Explanation explain(const ExplainInput& in) { return explain(facts_of_log(in), in.patterns); }
+Explanation explain(const ExplainInput& in) {
+  return explain(facts_of_log(in), in.patterns);
+}
 
 std::string explanation_text(const Explanation& e) {
   const Classification& c = e.classification;

@@ -73,8 +73,8 @@ std::string RealCommandReader::output(const std::vector<std::string>& argv) cons
   if (!path) throw Error(fmt::format("{} is not on PATH", argv.front()));
   std::vector<std::string> resolved = argv;
   resolved.front() = *path;
-  const CapturedRun run = finish_captured(start_captured(resolved, env_),
-                                          std::chrono::steady_clock::now() + k_run_captured_timeout);
+  const CapturedRun run = finish_captured(
+      start_captured(resolved, env_), std::chrono::steady_clock::now() + k_run_captured_timeout);
   if (run.exit_code == 0) return run.out;
   if (!run.start_error.empty()) throw Error(run.start_error);
   if (run.timed_out) {

@@ -289,7 +289,8 @@ TEST_CASE("attempt outcomes decide the next plan, the swaps, the back-off and th
       {"every rank Terminated, none failed first: not retried, no host retired",
        {.retries = 1, .spares = 1, .failover = true},
        3,
-       {exited(143, "srun: error: n01: task 0: Terminated\nsrun: error: n02: task 1: Terminated\n")},
+       {exited(143,
+               "srun: error: n01: task 0: Terminated\nsrun: error: n02: task 1: Terminated\n")},
        {{"n01", "n02"}},
        {},
        {},
@@ -504,7 +505,9 @@ TEST_CASE("ezpz exits with the failed rank's status, not the launcher's conseque
        {.exit_code = 130, .forwarded_signal = SIGINT, .output_tail = srun_lines},
        130},
       {"a launcher that succeeded", exited(0, srun_lines), 0},
-      {"a launcher that succeeded over ezpz-rankenv's report", {.exit_code = 0, .failed_rank_status = 6}, 6},
+      {"a launcher that succeeded over ezpz-rankenv's report",
+       {.exit_code = 0, .failed_rank_status = 6},
+       6},
       {"no words at all", exited(9, "step 10\n"), 9},
   };
   for (const Row& row : rows) {

@@ -325,8 +325,9 @@ TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[at
                  "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n";
   c = classify_attempt(facts, {});
   CHECK(c.ending == Ending::application_error);  // a segfault is the program's, not its node's
-  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV): "
-                    "the program's own fault (signal 11), not its node's");
+  CHECK(c.reason ==
+        "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV): "
+        "the program's own fault (signal 11), not its node's");
   CHECK(c.failed.size() == 1);
   // ... in whichever order the two reach ezpz: ezpz-rankenv's words are kept, in the first's place.
   facts.output =
@@ -334,8 +335,9 @@ TEST_CASE("ezpz-rankenv's report names the failed rank for every launcher", "[at
       "=   PID 7304 RUNNING AT n02\n=   EXIT CODE: 11\n" +
       exit_report("1", 7304, "n02", SIGSEGV) + "\n";
   c = classify_attempt(facts, {});
-  CHECK(c.reason == "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV): "
-                    "the program's own fault (signal 11), not its node's");
+  CHECK(c.reason ==
+        "exit status 139: rank 1 (pid 7304) on n02: killed by signal 11 (SIGSEGV): "
+        "the program's own fault (signal 11), not its node's");
   CHECK(c.failed.size() == 1);
 
   // Open MPI's exit-code report names no host: the placement does (-n 3 at 2 per host).
