@@ -61,6 +61,16 @@ expect_eq "usr1: forwarded, 128+SIGUSR1, one attempt, nothing swapped" \
   "138 1 interrupted forwarded_signal 0" \
   "$rc $(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.swaps | length)"')"
 
+# An srun that exits 0 over a rank's failure (a site's wrapper around it): ezpz-rankenv's
+# report decides. Before: success, exit 0.
+mkdir -p "$scratch/zero-bin"
+printf '#!/bin/sh\n%q "$@"\nexit 0\n' "$(command -v srun)" >"$scratch/zero-bin/srun"
+chmod +x "$scratch/zero-bin/srun"
+run_batch zero -N2 --ntasks-per-node=1 -- EZPZ_RUNS_DIR="$runs" PATH="$scratch/zero-bin:$system_path" \
+  launch --output label -- sh -c '[ "$RANK" = 1 ] && exit 7; sleep 1'
+expect_eq "srun's 0: exit 7, the rank's" "7 0 application_error 1" \
+  "$rc $(verdict 1 '"\(.launcher_exit) \(.classification) \(.failed_ranks[0].ranks)"')"
+
 # --- A failed rank's last lines, through srun: srun --kill-on-bad-exit stops reading the output on
 # its way once the step ends, so ezpz-rankenv exits only once srun has them (README: A failed
 # rank ends the job). Raw output: every line goes through srun. Bare srun lost some or all in 2

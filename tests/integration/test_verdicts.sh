@@ -267,4 +267,18 @@ run_ezpz zero PATH="$scratch/zero-bin:$system_path" launch --output label --ppn 
 expect_eq "launcher's 0: exit 7, the rank's" "7 0 application_error 1" \
   "$rc $(verdict 1 '"\(.launcher_exit) \(.classification) \(.failed_ranks[0].ranks)"')"
 
+# --- Issue 44: a Python rank that raises, under Hydra with a spare: the hosts kept ------------
+# rank 1 raises after init_process_group while rank 0 waits in an all-reduce (gloo then loses
+# its peer): the program's fault, named as rank 1's, no spare spent.
+if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+  cp "$EZPZ_SRC/tests/fixtures/python/raise1.py" "$scratch/raise1.py"
+  run_ezpz raise1 launch --output label --ppn 1 --nhosts 2 --spares 1 --retry-delay 0.2 -- \
+    /usr/bin/python3 "$scratch/raise1.py"
+  expect_eq "python raise: exit 1, one attempt, nothing swapped, rank 1 named" \
+    "1 1 application_error 0 1" \
+    "$rc $(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.swaps | length) \(.failed_ranks[0].ranks)"')"
+else
+  echo "SKIP: python raise: /usr/bin/python3 cannot import torch.distributed"
+fi
+
 finish
