@@ -262,6 +262,13 @@ struct Gathered {
   std::optional<RunningJob> found;  // the job qstat/squeue says holds this node
 };
 
+// The client that names a running job of `kind`'s scheduler; empty: ask each.
+std::string_view job_client(std::optional<SchedulerKind> kind) {
+  if (kind == SchedulerKind::pbs) return "qstat";
+  if (kind == SchedulerKind::slurm) return "squeue";
+  return "";
+}
+
 // qstat and squeue (`only` one of them, when given) asked which running job holds this host.
 // When none answered, what they said is said without -v, after their tries of the moment:
 // what ezpz plans on depends on it. (One that answered makes another's failure moot: squeue
@@ -284,8 +291,9 @@ JobLookup look_up_job(const Env& env, const std::string& host, std::string_view 
 
 // With no job variables here (a compute node reached by ssh), the job qstat or squeue says
 // holds this node; a warning when they answered and none does, or when none answered.
-std::optional<RunningJob> job_of_this_node(const Env& env, const std::string& host) {
-  JobLookup lookup = look_up_job(env, host);
+std::optional<RunningJob> job_of_this_node(const Env& env, const std::string& host,
+                                           std::string_view only) {
+  JobLookup lookup = look_up_job(env, host, only);
   if (!lookup.job && lookup.asked.empty() && !lookup.failed.empty()) {
     log::warn("no scheduler answered which job holds {}: a local run on this node only", host);
   }
@@ -315,7 +323,13 @@ std::optional<RunningJob> job_of_this_node(const PlanOptions& o, const Env& env,
     log::debug("job lookup: none (no machine profile names this host; EZPZ_MACHINE would)");
     return std::nullopt;
   }
-  return job_of_this_node(env, host);
+  if (here.profile->scheduler == SchedulerKind::local) {  // a machine that runs none
+    log::debug("job lookup: none (the machine profile {} runs no scheduler)", here.profile->name);
+    return std::nullopt;
+  }
+  // Only the machine's own scheduler is asked: a PBS machine's squeue (a client with no
+  // controller) has nothing to say, and its failure nothing worth a warning.
+  return job_of_this_node(env, host, job_client(here.profile->scheduler));
 }
 
 // PBS_JOBID and PBS_NODEFILE carried here from another job (a shell that kept them): the job

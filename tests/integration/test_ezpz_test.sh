@@ -104,7 +104,7 @@ chmod +x "$fake/ezpz-smoke"
 EZPZ_BIN="$fake/ezpz" run_test dies-at-start -- -n 2 --model debug --output-dir "$scratch/dies"
 expect_eq "a rank dead at start: exit status" 139 "$rc"
 expect_match "a rank dead at start: the FAIL line names the rank and its signal" \
-  "^ezpz test: FAIL: the trainer exited 139 without writing $scratch/dies/summary.json \(the run: [a-z_]+: exit status [0-9]+: rank 1 \(pid [0-9]+\) on [^ ]+: killed by signal 11 \(SIGSEGV\)\)\$" \
+  "^ezpz test: FAIL: the trainer exited 139 without writing $scratch/dies/summary.json \(the run: [a-z_]+: exit status [0-9]+: rank 1 \(pid [0-9]+\) on [^ ]+: killed by signal 11 \(SIGSEGV\): the program's own fault \(signal 11\), not its node's\)\$" \
   "$(tail -n 1 <<<"$out")"
 
 start_fake_pbs_job
