@@ -114,16 +114,17 @@ AttemptVerdict run_one(const Loop& loop, int attempt, const PlannedLaunch& plann
                                [facts, patterns] { return facts_json(facts, patterns); });
   }
   Classification classification = classify_attempt(facts, patterns);
+  const int exit_code = classification.exit_code;
   AttemptVerdict v{.attempt = attempt,
                    .hosts = planned.hosts,
-                   .exit_code = classification.exit_code,
+                   .exit_code = exit_code,
                    .launcher_exit = outcome.exit_code,
                    .forwarded_signal = outcome.forwarded_signal,
                    .watchdog = outcome.watchdog,
                    .classification = std::move(classification),
                    .swaps = {},
                    .next = {},
-                   .leftovers = loop.effects.stop_leftovers(outcome.exit_code != 0),
+                   .leftovers = loop.effects.stop_leftovers(exit_code != 0),
                    .to_spawn_s = to_s(outcome.to_spawn),
                    .to_first_output_s = to_s(outcome.to_first_output),
                    .total_s = to_s(outcome.total)};
