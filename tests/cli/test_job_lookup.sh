@@ -104,17 +104,27 @@ failing_stand_in() {
   rm -f "$scratch/$program.count"
 }
 stand_in qstat "8.pbs01 me debug train 1234 2 128 -- 01:00 R 00:01 $short/0*64+x1001/0*64"
-# Before: a warning, then a plan on 192.0.2.1, the other job's host; qstat was never asked.
-run_ezpz "${foreign[@]}" launch --dry-run --json -- true
-expect_eq "foreign nodefile: qstat's job holding this host" "0 8.pbs01 $short x1001" \
-  "$rc $(jq -r '[.job_id, .hosts[]] | join(" ")' <<<"$out")"
-expect_eq "foreign nodefile: said, without -v" \
+# Before: a warning, then a launch on 192.0.2.1, the other job's host; qstat was never asked.
+# (A launch: --dry-run may plan for a job from outside it. No launcher on this PATH, so the
+# launch stops there, having planned.)
+# planned_launch: a launch whose PATH has the stand-ins (and the cat they run) and no launcher:
+# it plans, then stops.
+mkdir -p "$scratch/tools" && ln -sf "$(type -P cat)" "$scratch/tools/cat"
+planned_launch() {
+  err=$(clean_env PATH="$fake:$scratch/tools" USER=me "${foreign[@]}" "$EZPZ_BIN" launch \
+    --no-record -v -- /bin/true 2>&1 >/dev/null)
+}
+planned_launch
+expect_eq "foreign nodefile: qstat's job holding this host, said without -v" \
   "ezpz: warning: PBS_NODEFILE does not list this host ($host): PBS_JOBID=5.pbs01 is another node's job; qstat says job 8.pbs01 holds it: planning on its 2 hosts" \
-  "$err"
+  "$(grep -F 'PBS_NODEFILE' <<<"$err")"
+expect_true "foreign nodefile: the plan is job 8.pbs01's" grep -qF "allocation: job 8.pbs01, 2 hosts" <<<"$err"
+run_ezpz "${foreign[@]}" launch --dry-run -- true
+expect_eq "foreign nodefile: --dry-run asks no qstat" "" "$err"
 failing_stand_in qstat 2 "Communication failure."
-run_ezpz "${foreign[@]}" launch --dry-run --json -- true
-expect_eq "qstat's Communication failure, twice: asked again, the job found" "3 8.pbs01" \
-  "$(cat "$scratch/qstat.count") $(jq -r .job_id <<<"$out")"
+planned_launch
+expect_eq "qstat's Communication failure, twice: asked again, the job found" "3 1" \
+  "$(cat "$scratch/qstat.count") $(grep -cF "allocation: job 8.pbs01, 2 hosts" <<<"$err")"
 failing_stand_in qstat 0 "cannot connect to server pbs01 (errno=111)"
 stand_in squeue
 failing_stand_in squeue 0 "squeue: error: Unable to contact slurm controller (connect failure)"
