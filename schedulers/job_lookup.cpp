@@ -23,8 +23,9 @@ std::vector<std::string_view> words_of(std::string_view line) {
   return words;
 }
 
-// `qstat -n1 -w -r` lines: "ID USER QUEUE NAME SESSID NDS TSK MEM TIME S ELAP host/0*64+host/1";
-// the running jobs' last word lists their hosts.
+// `qstat -fn1wru USER` lines, as the Python ezpz asks on ALCF's machines: "ID USER QUEUE NAME
+// SESSID NDS TSK MEM TIME S ELAP host/0*64+host/1"; the running jobs' last word lists their
+// hosts.
 std::optional<RunningJob> pbs_job_in(std::string_view output, std::string_view host) {
   for (std::string_view line : split_lines(output)) {
     std::vector<std::string_view> words = words_of(line);
@@ -60,9 +61,8 @@ struct JobQuery {
 const std::array<JobQuery, 2> k_job_queries = {{
     {"qstat",
      [](const std::optional<std::string>& user) {
-       std::vector<std::string> argv = {"qstat", "-n1", "-w", "-r"};
-       if (user) argv.insert(argv.end(), {"-u", *user});
-       return argv;
+       if (!user) return std::vector<std::string>{"qstat", "-fn1wr"};
+       return std::vector<std::string>{"qstat", "-fn1wru", *user};
      },
      pbs_job_in},
     {"squeue",

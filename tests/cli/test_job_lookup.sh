@@ -46,7 +46,7 @@ stand_in qstat "" "pbs01:" \
   "9.pbs01         me       debug    queued        --   2 128    --  01:00 Q   --  --"
 run_ezpz EZPZ_MACHINE=generic-pbs launch -v --dry-run --json -- true
 expect_eq "qstat: exit status" 0 "$rc"
-expect_eq "qstat: asked" "-n1 -w -r -u me" "$(cat "$scratch/qstat.argv")"
+expect_eq "qstat: asked" "-fn1wru me" "$(cat "$scratch/qstat.argv")"
 expect_eq "qstat: the job and its hosts" "pbs 8.pbs01 $short x1001" \
   "$(jq -r '[.scheduler, .job_id, .hosts[]] | join(" ")' <<<"$out")"
 expect_true "qstat: -v says which job" grep -qxF "ezpz: job: 8.pbs01 (pbs, 2 hosts), found by qstat: no job variables are set here" <<<"$err"

@@ -252,7 +252,7 @@ const std::function<void(double)> k_no_pause = [](double) {};
 
 TEST_CASE("the job holding this node, from qstat or squeue", "[scheduler]") {
   const auto on_path = [](std::string_view) { return true; };
-  const FakeCommands both{{"qstat -n1 -w -r -u me",
+  const FakeCommands both{{"qstat -fn1wru me",
                            "7.pbs me debug a 1 1 64 -- 01:00 R 00:01 x9/0*64\n"
                            "8.pbs me debug b 1 2 128 -- 01:00 R 00:01 x1/0*64+x2/0*64\n"
                            "9.pbs me debug c -- 2 128 -- 01:00 Q -- --\n"},

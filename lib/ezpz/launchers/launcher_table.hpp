@@ -86,6 +86,7 @@ struct FailureReport {
   SignalTest died_of_signal = {};
   std::string_view what_regex = {};
   std::string_view what_prefix = {};  // put before what_regex's number: Open MPI's bare code
+  std::string_view host_before = {};  // the line before holds the host (group 1): torchrun's block
 };
 
 // How a launcher writes each rank's cores in its binding (binding.cpp): the cores of one rank
@@ -373,7 +374,18 @@ inline constexpr std::array<LauncherRow, 7> k_launchers = {{
      .binding = {.dropped_why = "torchrun starts its ranks itself and binds no cores"},
      .sets_rank_env = true,
      .fills_in_order = false,
-     .multi_host_dialect = "hydra"},
+     .multi_host_dialect = "hydra",
+     // Its ChildFailedError block (torch/distributed/elastic/multiprocessing/errors, as torch
+     // 1.13 and 2.x print it): "  host      : n02" / "  rank      : 1 (local_rank: 1)" /
+     // "  exitcode  : 3 (pid: 7304)", a negative exitcode being the signal that killed it.
+     // The root cause comes after the other failures of the same monitoring tick: either is a
+     // first failure, not a teardown.
+     .failure_reports = {{.regex = R"(^\s*rank\s*: (\d+) \(local_rank: \d+\)\s*$)",
+                          .ranks = 1,
+                          .died_of_signal = {SignalTest::if_words_hold, "-"},
+                          .what_regex = R"(^\s*exitcode\s*: (-?\d+) )",
+                          .what_prefix = "exitcode ",
+                          .host_before = R"(^\s*host\s*: (\S+)\s*$)"}}},
     // Cray ALPS (Cray XC/XE under PBS or Moab: Theta, Blue Waters, Titan). HPE's "Run
     // Applications Using the aprun Command" (a00114008en_us) and Cray's S-2496 "Running
     // Applications": -n PEs, -N PEs per node, -d CPUs per PE, -cc binding (cpu, depth, none

@@ -84,11 +84,13 @@ struct CompiledReport {
   bool own_words;  // ezpz-rankenv's line, not the launcher's
   std::regex regex;
   std::regex what_regex;
+  std::regex host_before;
 };
 
 CompiledReport compile(const FailureReport& r, bool own_words) {
   return {&r, own_words, std::regex(r.regex.begin(), r.regex.end()),
-          std::regex(r.what_regex.begin(), r.what_regex.end())};
+          std::regex(r.what_regex.begin(), r.what_regex.end()),
+          std::regex(r.host_before.begin(), r.host_before.end())};
 }
 
 // ezpz-rankenv's report first, then each launcher's, in the table's order.
@@ -103,22 +105,35 @@ const std::vector<CompiledReport>& compiled_reports() {
   return compiled;
 }
 
-// The report `line` (followed by `next`) makes, if it makes one.
-std::optional<FailedRank> report_in(std::string_view line, std::string_view next) {
+// A report's line with the lines beside it: some launchers spread one report over three.
+struct Around {
+  std::string_view before, line, next;
+};
+
+// The report `at.line` makes, if it makes one.
+std::optional<FailedRank> report_in(Around at) {
   std::cmatch m;
   for (const CompiledReport& c : compiled_reports()) {
-    if (!search(line, c.regex, m)) continue;
+    if (!search(at.line, c.regex, m)) continue;
     const FailureReport& r = *c.report;
     std::string what = group(m, r.what);
+    std::string host = group(m, r.host);
     std::cmatch w;
-    if (!r.what_regex.empty() && search(next, c.what_regex, w)) {
+    if (!r.what_regex.empty() && search(at.next, c.what_regex, w)) {
       what = std::string(r.what_prefix) + w[1].str();
     }
-    FailedRank rank{group(m, r.host), group(m, r.ranks), group(m, r.pid), what, false, c.own_words};
+    if (!r.host_before.empty() && search(at.before, c.host_before, w)) host = w[1].str();
+    FailedRank rank{host, group(m, r.ranks), group(m, r.pid), what, false, c.own_words};
     rank.died_of_signal = died_of_signal(r.died_of_signal, rank.what);
     return rank;
   }
   return std::nullopt;
+}
+
+Around around(const std::vector<std::string_view>& lines, std::size_t i) {
+  return {.before = i > 0 ? lines[i - 1] : std::string_view(),
+          .line = lines[i],
+          .next = i + 1 < lines.size() ? lines[i + 1] : std::string_view()};
 }
 
 }  // namespace
@@ -137,8 +152,7 @@ std::vector<FailedRank> failed_ranks(std::string_view output) {
   std::vector<FailedRank> ranks;
   const std::vector<std::string_view> lines = lines_of(output);
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view next = i + 1 < lines.size() ? lines[i + 1] : std::string_view();
-    auto rank = report_in(lines[i], next);
+    auto rank = report_in(around(lines, i));
     if (rank && !reports_success(*rank)) ranks.push_back(std::move(*rank));
   }
   return ranks;
@@ -147,10 +161,7 @@ std::vector<FailedRank> failed_ranks(std::string_view output) {
 std::vector<std::string> lines_before_failure(std::string_view output, std::size_t count) {
   const std::vector<std::string_view> lines = lines_of(output);
   std::size_t end = 0;
-  while (end < lines.size() &&
-         !report_in(lines[end], end + 1 < lines.size() ? lines[end + 1] : std::string_view())) {
-    ++end;
-  }
+  while (end < lines.size() && !report_in(around(lines, end))) ++end;
   if (end == lines.size()) return {};
   std::vector<std::string> before;
   for (std::size_t i = end; i > 0 && before.size() < count; --i) {
@@ -278,7 +289,7 @@ int signal_of(std::string_view what) {
   for (const auto& [word, sig] : k_words) {
     if (what.find(word) != std::string_view::npos) return sig;
   }
-  static const std::regex number(R"((?:signal|SIGNAL|EXIT CODE):? (\d+))");
+  static const std::regex number(R"((?:signal|SIGNAL|EXIT CODE|exitcode):? -?(\d+))");
   std::cmatch m;
   return search(what, number, m) ? std::stoi(m[1].str()) : 0;
 }
@@ -290,7 +301,8 @@ bool teardown_report(const FailedRank& rank) {
 }
 
 std::optional<int> rank_status(const FailedRank& rank) {
-  static const std::regex number(R"((?:code|CODE|signal|SIGNAL):?\s+(\d{1,3})\b)");
+  // torchrun's "exitcode -9" is signal 9.
+  static const std::regex number(R"((?:code|CODE|signal|SIGNAL):?\s+-?(\d{1,3})\b)");
   std::cmatch m;
   const int n = search(rank.what, number, m) ? std::stoi(m[1].str()) : 0;
   if (!rank.died_of_signal) return n != 0 ? std::optional(n) : std::nullopt;
@@ -549,6 +561,9 @@ std::vector<FailedRank> complete(std::vector<FailedRank> failed, const AttemptFa
       rank.ranks = ranks_on_host(f.hosts, f.ppn, rank.host, f.world_size);
     }
     if (rank.host.empty()) rank.host = host_of_rank(f.hosts, f.ppn, rank.ranks);
+    // A one-host job's ranks are all on its host, whatever the launcher calls it (torchrun's
+    // getfqdn() is "localhost" where /etc/hosts says so).
+    if (f.hosts.size() == 1 && !rank.host.empty()) rank.host = f.hosts.front();
   }
   std::vector<FailedRank> kept;
   for (FailedRank& rank : failed) {
@@ -684,6 +699,32 @@ Classification sent_signal_ending(const SentSignal& sent, std::vector<FailedRank
           .rule = sent.why == "warning" ? "warning_signal" : "forwarded_signal"};
 }
 
+// What a batch system prints when the allocation's time ran out and it ends the job itself: the
+// walltime, never a node's. Slurm's slurmstepd ("*** STEP 42.0 ON n01 CANCELLED AT
+// 2026-12-07T10:00:00 DUE TO TIME LIMIT ***"), PBS's MoM ("=>> PBS: job killed: walltime 3630
+// exceeded limit 3600"), Flux's job-exec ("3600.012s: job.exception f3Fv type=timeout
+// severity=0 resource allocation expired", flux-core src/modules/job-exec/job-exec.c).
+constexpr std::array<std::string_view, 3> k_allocation_expired = {
+    "DUE TO TIME LIMIT ***", "PBS: job killed: walltime",
+    "type=timeout severity=0 resource allocation expired"};
+
+std::optional<Classification> allocation_expired(const AttemptFacts& f, std::string_view lines) {
+  for (std::string_view line : lines_of(lines)) {
+    for (std::string_view words : k_allocation_expired) {
+      if (line.find(words) == std::string_view::npos) continue;
+      return Classification{.ending = Ending::walltime,
+                            .bad_hosts = {},
+                            .failed = {},
+                            .reason = fmt::format("exit status {}: the batch system ended the job "
+                                                  "at its time limit",
+                                                  f.exit_status),
+                            .rule = "allocation_expired",
+                            .line = std::string(line)};
+    }
+  }
+  return std::nullopt;
+}
+
 Classification cwd_gone(const AttemptFacts& f) {
   return {.ending = Ending::application_error,
           .bad_hosts = {},
@@ -713,6 +754,7 @@ Classification decide(const AttemptFacts& f, const std::vector<BadNodePattern>& 
   // Failure reports and bad-node lines are the launcher's, never a rank's (when they are known).
   const std::string_view launcher_lines = f.launcher_output ? *f.launcher_output : f.output;
   std::vector<FailedRank> failed = complete(failed_ranks(launcher_lines), f);
+  if (auto expired = allocation_expired(f, launcher_lines)) return *expired;
   if (fault.fault) return job_fault(f, std::move(fault), std::move(failed));
   // A named bad node explains a hang or a timeout too: it comes next.
   std::vector<BadNodeHit> hits = scraped_hits(f, launcher_lines, patterns);

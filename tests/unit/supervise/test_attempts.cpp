@@ -500,6 +500,26 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
        "x4102c5s3b0n0.hsn.cm.aurora.alcf.anl.gov: Resource temporarily unavailable",
        "x4102c5s3b0n0"},
       {"sophia", "  Remote daemon: [[64415,0],1] on node sophia-gpu-05", "sophia-gpu-05"},
+      // PALS's pings (ALCF Aurora, Known Issues, "Ping Failures"): the node that did not
+      // answer, never the one that printed the line.
+      {"aurora",
+       "ping failed on x4304c1s6b0n0: No reply from "
+       "x4307c2s6b0n0.hostmgmt2307.cm.aurora.alcf.anl.gov after 87s",
+       "x4307c2s6b0n0"},
+      {"aurora",
+       "ping failed on x4707c6s4b0n0: Couldn't forward RPC "
+       "ping(24c93b8c-3434-4fb5-a8f0-53cff4cbbe42) to child "
+       "x4707c7s6b0n0.hostmgmt2707.cm.aurora.alcf.anl.gov: Resource temporarily unavailable",
+       "x4707c7s6b0n0"},
+      {"aurora",
+       "ping RPC timeout from x4212c7s0b0n0.hostmgmt2212.cm.aurora.alcf.anl.gov after 120s",
+       "x4212c7s0b0n0"},
+      {"polaris",
+       "ping failed on x3104c0s1b0n0: No reply from x3104c0s31b0n0.hsn.cm.polaris.alcf.anl.gov "
+       "after 60s",
+       "x3104c0s31b0n0"},
+      {"sunspot", "ping RPC timeout from x1921c0s3b0n0.hostmgmt.cm.sunspot.alcf.anl.gov after 120s",
+       "x1921c0s3b0n0"},
   };
   for (const Row& row : rows) {
     INFO(row.machine << ": " << row.line);
@@ -508,6 +528,11 @@ TEST_CASE("bundled bad-node patterns name the node in their machine's words", "[
   }
   CHECK(BadNodeMatcher(patterns_of("aurora"))
             .hosts_in("x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov: shepherd died from signal 15")
+            .empty());
+  // "Application ... not found" names no node that failed.
+  CHECK(BadNodeMatcher(patterns_of("aurora"))
+            .hosts_in("ping failed on x4616c0s4b0n0: Application "
+                      "047a3c9f-fb41-4595-a2ad-4a4d0ec1b6c1 not found")
             .empty());
 }
 

@@ -242,6 +242,27 @@ TEST_CASE("one verdict: evidence before retirement, the first failed rank's stat
        {},
        0,
        1},
+      // Before: Slurm's and PBS's own walltime kill was a SIGTERM'd rank's or a node's.
+      {"slurmstepd ends the step at the time limit",
+       {.exit_status = 143,
+        .output = "slurmstepd: error: *** STEP 42.0 ON n01 CANCELLED AT 2026-12-07T10:00:00 DUE "
+                  "TO TIME LIMIT ***\nsrun: error: n01: task 0: Terminated\n"},
+       Ending::walltime,
+       "allocation_expired",
+       {},
+       {},
+       0,
+       143},
+      {"PBS's MoM kills the job at its walltime, a rank SIGKILLed",
+       {.exit_status = 137,
+        .output = "=>> PBS: job killed: walltime 3630 exceeded limit 3600\n"
+                  "x1: rank 0 died from signal 9\n"},
+       Ending::walltime,
+       "allocation_expired",
+       {},
+       {},
+       0,
+       137},
       {"exit 137 with nothing named: a node's, none retired",
        {.exit_status = 137, .output = "Killed\n"},
        Ending::bad_node,
@@ -299,6 +320,42 @@ TEST_CASE("a rank that failed is named first, the ranks stopped after it innocen
         "exit status 139: the working directory was deleted under the job: no launch can start "
         "there again");
   CHECK(!worth_retrying(cwd.ending));
+}
+
+// torchrun's ChildFailedError block, as torch 1.13 (Debian's) printed it here: the rank's own
+// status, and its host from the line before. Before: exit 1 (torchrun's) for a rank that exited 3.
+TEST_CASE("torchrun's root cause names the rank, its host and its status", "[verdict]") {
+  const auto block = [](const char* host, const char* rank, const char* exitcode) {
+    return std::string("Failures:\n  <NO_OTHER_FAILURES>\n") +
+           "Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-07_23:22:35\n" +
+           "  host      : " + host + "\n  rank      : " + rank + "\n  exitcode  : " + exitcode +
+           "\n  error_file: <N/A>\n";
+  };
+  const Classification exited = classify_attempt(
+      on_three({.exit_status = 1, .output = block("n02", "1 (local_rank: 0)", "3 (pid: 24084)")}),
+      k_slurm);
+  CHECK(to_string(exited.ending) == "application_error");
+  REQUIRE(exited.failed.size() == 1);
+  CHECK(describe(exited.failed.front()) == "rank 1 on n02: exitcode 3");
+  CHECK(exited.exit_code == 3);
+  CHECK(exited.bad_hosts.empty());
+  const Classification killed = classify_attempt(
+      on_three({.exit_status = 1, .output = block("n03", "2 (local_rank: 0)", "-9 (pid: 24096)")}),
+      k_slurm);
+  CHECK(to_string(killed.ending) == "bad_node");
+  CHECK(killed.bad_hosts == Strings{"n03"});
+  CHECK(killed.exit_code == 137);
+  const Classification segv = classify_attempt(
+      on_three({.exit_status = 1, .output = block("n03", "2 (local_rank: 0)", "-11 (pid: 24096)")}),
+      k_slurm);
+  CHECK(segv.rule == "program_signal");
+  CHECK(segv.bad_hosts.empty());
+  CHECK(segv.exit_code == 139);
+  AttemptFacts alone{.exit_status = 1,
+                     .output = block("localhost", "1 (local_rank: 1)", "-9 (pid: 24096)")};
+  alone.hosts = {"vm"};
+  alone.ppn = 2;
+  CHECK(classify_attempt(alone, k_slurm).bad_hosts == Strings{"vm"});
 }
 
 // Before: the gloo line on rank 0 named rank 0's own host as the lost peer (an address every
