@@ -113,13 +113,16 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
       ->group(group);
   cmd.add_option("--retries", o.retries,
                  "Attempts after a node failure, hang or timeout (default: --spares)")
-      ->check(CLI::Range(0, 100))->group(group);
+      ->check(CLI::Range(0, 100))
+      ->group(group);
   cmd.add_option("--retry-delay", o.retry_delay_s,
                  "Seconds before the first retry, doubled for each next one, at most 60 (5)")
-      ->check(non_negative)->group(group);
+      ->check(non_negative)
+      ->group(group);
   cmd.add_option("--spares", o.spares,
                  "Hold back K hosts; a failed node is swapped for one and the job relaunched")
-      ->check(CLI::Range(0, 1 << 20))->group(group);
+      ->check(CLI::Range(0, 1 << 20))
+      ->group(group);
   cmd.add_option("--signal", o.signal,
                  "Send SIG to every rank SECONDS before the job's walltime ends (default 60), as "
                  "srun --signal: USR1@600")
@@ -127,6 +130,9 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
       ->group(group);
   cmd.add_flag("--no-record", o.no_record,
                "Write no run record (default: .ezpz/runs/ID: plan, output, verdicts)")
+      ->group(group);
+  cmd.add_flag("--no-python-hook", o.no_python_hook,
+               "Put nothing on the ranks' PYTHONPATH (ezpz stacks then sees no Python stacks)")
       ->group(group);
   cmd.add_option("--runs-dir", o.runs_dir, "Where run records go (EZPZ_RUNS_DIR, .ezpz/runs)")
       ->group(group);
@@ -153,7 +159,9 @@ milliseconds to_ms(double seconds) {
 
 // Retries with spares or --retries: failover mode, where a bad-node line on the launcher's
 // stderr ends the attempt at once.
-bool failover(const AttemptOptions& o) { return o.spares > 0 || o.retries.value_or(0) > 0; }
+bool failover(const AttemptOptions& o) {
+  return o.spares > 0 || o.retries.value_or(0) > 0;
+}
 
 RetryPolicy retry_policy(const AttemptOptions& o) {
   return {.retries = o.retries.value_or(o.spares),
@@ -223,6 +231,18 @@ sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatche
   return p;
 }
 
+}  // namespace
+
+std::string python_hook_dir(const Context& context) {
+  for (const std::string& dir :
+       {context.self_dir + "/python", context.self_dir + "/../libexec/ezpz/python"}) {
+    if (sys::path_kind(dir + "/sitecustomize.py") == sys::PathKind::file) return dir;
+  }
+  return "";
+}
+
+namespace {
+
 // attempt-N/stacks beside attempt-N/output.log; empty without a record.
 std::string stacks_directory(const std::string& output_record) {
   if (output_record.empty()) return "";
@@ -230,18 +250,11 @@ std::string stacks_directory(const std::string& output_record) {
 }
 
 // ezpz's environment with the Python stack hook's directory first on PYTHONPATH, where ezpz
-// has one (share/python, beside ezpz or in libexec/ezpz): Python ranks then keep a way to
-// print their stacks without stopping (README: Stacks of hung ranks).
-Env with_python_hook(const Context& context) {
-  Env env = context.env;
-  for (const std::string& dir :
-       {context.self_dir + "/python", context.self_dir + "/../libexec/ezpz/python"}) {
-    if (sys::path_kind(dir + "/sitecustomize.py") != sys::PathKind::file) continue;
-    const std::optional<std::string> old = get_nonempty(env, "PYTHONPATH");
-    env.insert_or_assign("PYTHONPATH", old ? dir + ":" + *old : dir);
-    break;
-  }
-  return env;
+// has one: Python ranks then keep a way to print their stacks without stopping (README: Stacks
+// of hung ranks). --no-python-hook: none.
+Env with_python_hook(const Context& context, const AttemptOptions& o) {
+  const std::string dir = python_hook_dir(context);
+  return o.no_python_hook || dir.empty() ? context.env : with_python_path(context.env, dir);
 }
 
 // --signal's schedule, from the job's end as the scheduler says it once now; nullopt (and one
@@ -350,7 +363,7 @@ RunEnd run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared,
     }
     return false;
   };
-  sys::ProcessExecutor executor(with_python_hook(context), options);
+  sys::ProcessExecutor executor(with_python_hook(context, o), options);
   executor.when_started([&effects, &o, &context, pruned = false]() mutable {
     effects.write_deferred();
     if (effects.recording() && !std::exchange(pruned, true)) prune_records(o, context);

@@ -36,6 +36,7 @@ struct AttemptOptions {
   int spares = 0;             // --spares: hosts held back to replace bad ones
   double retry_delay_s = 5;   // --retry-delay: the first back-off, doubled each time (cap 60 s)
   bool no_record = false;     // --no-record: no run record
+  bool no_python_hook = false;  // --no-python-hook: no stack hook on the ranks' PYTHONPATH
   std::optional<std::string> runs_dir;  // --runs-dir
   std::uint64_t record_limit = k_default_record_limit;  // --record-limit: output.log's cap
   std::string output;  // --output: a console mode's name; empty: the default for where it goes
@@ -44,6 +45,10 @@ struct AttemptOptions {
   std::optional<output::ConsoleMode> console;
   std::string signal;  // --signal SIG[@SECONDS]: a warning before the walltime ends; empty: none
 };
+
+// The directory of ezpz's Python stack hook (share/python's sitecustomize.py, beside ezpz or
+// in libexec/ezpz), which launch puts first on the ranks' PYTHONPATH; empty when there is none.
+std::string python_hook_dir(const Context& context);
 
 // Declares the options above on `launch`.
 void add_attempt_options(CLI::App& cmd, AttemptOptions& options);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "attempt_loop.hpp"
 #include "bundled.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/log.hpp"
@@ -158,6 +159,7 @@ void read_scheduler(const DoctorOptions& o, doctor::Snapshot& s) {
 doctor::Snapshot take_snapshot(const DoctorOptions& o, const Context& context) {
   doctor::Snapshot s;
   s.env = context.env;
+  s.python_hook = python_hook_dir(context);
   std::future<doctor::ProgramRun> trainer = start_trainer_probe(context, s);
   s.hostname = sys::hostname();
   s.user = sys::current_user(s.env);

@@ -27,7 +27,11 @@ def _ezpz_chain():
     here = os.path.dirname(os.path.abspath(__file__))
     saved = sys.path[:]
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    del sys.modules["sitecustomize"]
+    # Out of sys.modules while the shadowed one is looked for, and back if there is none: the
+    # import that runs this file reads its name there when this file ends (a Python with no
+    # sitecustomize of its own, as pyenv's and venvs made from it, printed "Error in
+    # sitecustomize ... KeyError: 'sitecustomize'" on every rank).
+    this = sys.modules.pop("sitecustomize", None)
     try:
         import sitecustomize  # noqa: F401  the one this file shadows
     except ModuleNotFoundError as e:
@@ -35,6 +39,8 @@ def _ezpz_chain():
             raise
     finally:
         sys.path[:] = saved
+        if this is not None:
+            sys.modules.setdefault("sitecustomize", this)
 
 
 if os.environ.get("EZPZ_RUN_ID"):

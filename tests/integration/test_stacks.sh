@@ -74,6 +74,32 @@ echo 'print("user sitecustomize ran")' >"$scratch/site/sitecustomize.py"
 run_ezpz site PYTHONPATH="$scratch/site" launch -n 1 -- "$python" -c 'print("rank ran")'
 expect_eq "hook: the user's sitecustomize still runs" $'user sitecustomize ran\nrank ran' "$out"
 
+# A Python with no sitecustomize of its own (pyenv's, a venv made from one; Debian's has one):
+# before, every rank printed "Error in sitecustomize; ... KeyError: 'sitecustomize'". The
+# oldest Python ezpz supports (3.8) and the newest here, each through a venv, when pyenv has
+# them; the first python3 on PATH otherwise.
+hook_pythons=()
+for version in "$HOME"/.pyenv/versions/3.8.*/bin/python3 "$(ls -d "$HOME"/.pyenv/versions/3.1[0-9].*/bin/python3 2>/dev/null | sort -V | tail -n 1)"; do
+  [ -x "$version" ] && hook_pythons+=("$version")
+done
+[ ${#hook_pythons[@]} -gt 0 ] || hook_pythons=("$(command -v python3)")
+for base in "${hook_pythons[@]}"; do
+  name=$("$base" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  "$base" -m venv --without-pip "$scratch/venv-$name"
+  run_ezpz "venv-$name" launch -n 2 -- "$scratch/venv-$name/bin/python3" -c 'import sys; print("rank ran", "sitecustomize" in sys.modules)'
+  expect_eq "hook, a venv of Python $name: exit status" 0 "$rc"
+  expect_eq "hook, a venv of Python $name: both ranks ran, quiet" 2 "$(grep -c 'rank ran True' <<<"$out")"
+  expect_eq "hook, a venv of Python $name: no error on stderr" "" "$(grep -i sitecustomize <<<"$err")"
+  run_ezpz "venv-site-$name" PYTHONPATH="$scratch/site" launch -n 1 -- "$scratch/venv-$name/bin/python3" -c 'print("rank ran")'
+  expect_eq "hook, a venv of Python $name: the user's sitecustomize still runs" $'user sitecustomize ran\nrank ran' "$out"
+done
+
+# --no-python-hook: nothing of ezpz's on the ranks' PYTHONPATH.
+run_ezpz nohook launch -n 1 --no-python-hook -- "$python" -c 'import os; print(os.environ.get("PYTHONPATH", "unset"))'
+expect_eq "--no-python-hook: the rank's PYTHONPATH is untouched" "unset" "$out"
+run_ezpz hook launch -n 1 -- "$python" -c 'import os; print(os.environ.get("PYTHONPATH", "unset"))'
+expect_match "without it: ezpz's hook directory is on it" "/python$" "$out"
+
 # --- A native program hung the same way: eu-stack's stacks, and gdb's -------------------
 # Each tool alone on PATH (with the pinned MPI programs): eu-stack, the faster, is taken first.
 # The native cases run side by side (each run_ezpz_bg under the launch_env defined just before

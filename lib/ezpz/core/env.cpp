@@ -18,6 +18,12 @@ std::optional<std::string> get_nonempty(const Env& env, std::string_view name) {
   return it->second;
 }
 
+Env with_python_path(Env env, const std::string& dir) {
+  const std::optional<std::string> old = get_nonempty(env, "PYTHONPATH");
+  env.insert_or_assign("PYTHONPATH", old ? dir + ":" + *old : dir);
+  return env;
+}
+
 std::optional<std::pair<std::string, std::string>> first_nonempty(
     const Env& env, const std::vector<std::string_view>& names) {
   for (std::string_view name : names) {

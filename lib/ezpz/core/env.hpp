@@ -20,6 +20,9 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 // variable as unset.
 std::optional<std::string> get_nonempty(const Env& env, std::string_view name);
 
+// `env` with `dir` first on PYTHONPATH (the rest kept after it).
+Env with_python_path(Env env, const std::string& dir);
+
 // The first of `names` that is set and non-empty, with its name.
 std::optional<std::pair<std::string, std::string>> first_nonempty(
     const Env& env, const std::vector<std::string_view>& names);

@@ -99,6 +99,9 @@ struct Companion {
 
 struct Snapshot {
   Env env;
+  // The directory launch puts first on the ranks' PYTHONPATH (its stack hook); the python3
+  // probe runs with it there too. Empty: none.
+  std::string python_hook;
   std::string hostname;
   std::string user;
   std::string ezpz_version;  // "0.1.0 (abc123)"

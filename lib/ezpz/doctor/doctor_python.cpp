@@ -233,9 +233,24 @@ std::optional<Finding> environment(const Snapshot& s, const Derived&, const Impo
       fmt::format("put {} first on PATH (source {}/activate)", bin.string(), bin.string())};
 }
 
+// ezpz's stack hook (share/python/sitecustomize.py) failing on this Python: Python prints
+// "Error in sitecustomize; set PYTHONVERBOSE for traceback:" and the error on every rank.
+std::optional<Finding> python_hook(const Snapshot& s, const Derived&, const Imports&) {
+  const std::string& err = s.python.imports.err;
+  const std::size_t at = err.find("Error in sitecustomize");
+  if (s.python_hook.empty() || at == std::string::npos) return std::nullopt;
+  const std::size_t error = err.find('\n', at);  // the error itself, on the next line
+  return Finding{
+      fmt::format("ezpz's Python stack hook ({}/sitecustomize.py) fails on every rank: {}",
+                  s.python_hook,
+                  error == std::string::npos ? "" : first_line(err.substr(error + 1))),
+      "launch with --no-python-hook (and tell ezpz's maintainers which Python this is)"};
+}
+
 // In message order.
-const std::array<Rule, 6> k_torch_rules = {torch_import,   distributed,     profile_backend,
-                                           mpi4py_library, mpi4py_launcher, environment};
+const std::array<Rule, 7> k_torch_rules = {python_hook,     torch_import,   distributed,
+                                           profile_backend, mpi4py_library, mpi4py_launcher,
+                                           environment};
 
 CheckResult probe_failed(const Snapshot& s, std::string failure) {
   const ProgramRun& run = s.python.imports;

@@ -340,7 +340,8 @@ EnvList find_libraries(const doctor::Snapshot& s) {
 
 void probe_node(doctor::Snapshot& s) {
   std::string python3 = find_program("python3", s.env).value_or("");
-  auto imports = start_imports(python3, s.env);
+  auto imports = start_imports(
+      python3, s.python_hook.empty() ? s.env : with_python_path(s.env, s.python_hook));
   auto storage = std::async(std::launch::async, probe_storage, std::cref(s.env));
   std::vector<std::string> hosts = s.allocation ? s.allocation->hosts : std::vector<std::string>{};
   s.lookup_timeout_s = std::chrono::duration<double>(k_lookup_timeout).count();

@@ -983,6 +983,19 @@ TEST_CASE("doctor: the ranks' python3 imports torch; its backends and mpi4py", "
        },
        {"torch", Status::warn, "no python3 on PATH: ranks that run python3 will not start",
         "activate the environment that has torch (or load its module) before ezpz launch"}},
+      // Before: a pyenv Python printed this on every rank, and doctor said ok.
+      {"ezpz's stack hook fails on this Python",
+       [](Snapshot& s) {
+         s.python_hook = "/opt/ezpz/libexec/ezpz/python";
+         s.python.imports.err =
+             "Error in sitecustomize; set PYTHONVERBOSE for traceback:\nKeyError: "
+             "'sitecustomize'\n";
+       },
+       {"torch", Status::warn,
+        debian + "; backends gloo, mpi; ezpz's Python stack hook "
+                 "(/opt/ezpz/libexec/ezpz/python/sitecustomize.py) "
+                 "fails on every rank: KeyError: 'sitecustomize'",
+        "launch with --no-python-hook (and tell ezpz's maintainers which Python this is)"}},
       {"a venv without torch",
        [](Snapshot& s) {
          s.env["VIRTUAL_ENV"] = "/p/venv";
