@@ -18,7 +18,7 @@ complete_words() {
     compopt() { [[ $* == "-o default" ]] && echo "(default)"; }
     COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
     _ezpz
-    printf "%s\n" "${COMPREPLY[@]}" | sort' _ "$bash_script" "$EZPZ_BIN" "$@" | xargs
+    printf "%s\n" "${COMPREPLY[@]}" | sort' _ "$bash_script" "${completer:-$EZPZ_BIN}" "$@" | xargs
 }
 expect_eq "bash: a subcommand" "launch" "$(complete_words la)"
 expect_eq "bash: every subcommand" "completion doctor env kill launch machines runs stacks submit test yeet" \
@@ -43,6 +43,27 @@ mkdir -p "$mine"
 printf 'launcher: hydra\n' >"$mine/mybox.yaml"
 expect_eq "bash: a user's profile completes too" "mybox" "$(complete_words launch --machine my)"
 unset mine
+# Hostile machine names (a profile's file name is anyone's choice; the loader refuses such
+# names, but the script must be safe whatever `ezpz machines list --names` prints): offered as
+# text, never run. Before: compgen -W ran `touch` when TAB was pressed after --machine.
+pwned="$scratch/pwned"
+mkdir -p "$pwned"
+completer="$scratch/evil-ezpz"
+printf '#!/bin/sh\nprintf "%%s\\n" %s %s %s\n' \
+  "'\$(touch\${IFS}$pwned/a)'" "'\`touch $pwned/b\`'" "'x;touch $pwned/c'" >"$completer"
+chmod +x "$completer"
+expect_eq "bash, hostile names: offered as they are" "\$(touch\${IFS}$pwned/a)" \
+  "$(complete_words launch --machine '$')"
+expect_eq "bash, hostile names: machines show" "x;touch $pwned/c" "$(complete_words machines show x)"
+complete_words launch --machine '' >/dev/null
+unset completer
+expect_eq "bash, hostile names: nothing ran" "" "$(ls "$pwned")"
+# A file named like code, on --hostfile: offered, not run (run, it would touch d in $pwned).
+mkdir -p "$scratch/files"
+touch "$scratch/files/\$(touch\${IFS}d)"
+expect_eq "bash, a hostile file name: offered as it is" "$scratch/files/\$(touch\${IFS}d)" \
+  "$(cd "$pwned" && complete_words launch --hostfile "$scratch/files/")"
+expect_eq "bash, a hostile file name: nothing ran" "" "$(ls "$pwned")"
 touch "$scratch/hosts.txt"
 expect_eq "bash: --hostfile completes files" "$scratch/hosts.txt" \
   "$(complete_words launch --hostfile "$scratch/hos")"
@@ -75,7 +96,7 @@ if command -v zsh >/dev/null; then
       words=() CURRENT=1 PREFIX=""
       source "$1" >/dev/null; shift
       words=("$@"); CURRENT=$#; PREFIX=${@[-1]}
-      _ezpz' _ "$zsh_script" "$EZPZ_BIN" "$@"
+      _ezpz' _ "$zsh_script" "${completer:-$EZPZ_BIN}" "$@"
   }
   expect_eq "zsh: every subcommand" "launch test doctor yeet kill stacks runs submit machines env completion" \
     "$(zsh_complete '')"
@@ -84,6 +105,12 @@ if command -v zsh >/dev/null; then
     "$(zsh_complete launch --machine '' | tr ' ' '\n' | grep -qx aurora && echo yes)"
   expect_eq "zsh: after --, the user's command" "(normal python3)" "$(zsh_complete launch -- python3 x)"
   expect_eq "zsh: a file for --hostfile" "(files)" "$(zsh_complete launch --hostfile '')"
+  completer="$scratch/evil-ezpz"
+  expect_eq "zsh, hostile names: offered as they are" "\$(touch\${IFS}$pwned/a) \`touch $pwned/b\` x;touch $pwned/c" \
+    "$(zsh_complete launch --machine '')"
+  zsh_complete machines show '' >/dev/null
+  unset completer
+  expect_eq "zsh, hostile names: nothing ran" "" "$(ls "$pwned")"
 else
   fail "zsh is not installed (scripts/setup installs it)"
 fi

@@ -147,6 +147,16 @@ std::string bash_completion(const CommandDoc& root) {
   out += "  esac\n}\n\n";
   out += takes_value_function(root);
   out += takes_command_function(root);
+  // Machine names come from file names anyone may have chosen: matched as text, never through
+  // compgen -W, which expands its words ($(...), `...`) as the shell would.
+  out +=
+      "_ezpz_machines() {\n"
+      "  local name\n"
+      "  COMPREPLY=()\n"
+      "  while IFS= read -r name; do\n"
+      "    [[ $name == \"$cur\"* ]] && COMPREPLY+=(\"$name\")\n"
+      "  done < <(\"${COMP_WORDS[0]}\" machines list --names 2>/dev/null)\n"
+      "}\n\n";
   out +=
       "_ezpz() {\n"
       "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
@@ -166,17 +176,13 @@ std::string bash_completion(const CommandDoc& root) {
       "  done\n"
       "  if ((COMP_CWORD > 1)) && _ezpz_takes_value \"$at\" \"$prev\"; then\n"
       "    case $prev in\n";
-  out += value_arms("      ",
-                    "COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" machines list --names "
-                    "2>/dev/null)\" -- \"$cur\"))",
-                    "COMPREPLY=($(compgen -W '{}' -- \"$cur\"))",
-                    "compopt -o filenames; COMPREPLY=($(compgen -f -- \"$cur\"))");
+  out += value_arms("      ", "_ezpz_machines", "COMPREPLY=($(compgen -W '{}' -- \"$cur\"))",
+                    "compopt -o filenames; mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")");
   out += "    esac\n    return 0\n  fi\n";
   for (std::string_view path : k_machine_positionals) {
     out += fmt::format(
         "  if [[ $at == '{}' && $cur != -* ]]; then\n"
-        "    COMPREPLY=($(compgen -W \"$(\"${{COMP_WORDS[0]}}\" machines list --names "
-        "2>/dev/null)\" -- \"$cur\"))\n"
+        "    _ezpz_machines\n"
         "    return 0\n  fi\n",
         path);
   }

@@ -88,6 +88,12 @@ std::optional<std::string> ezpz_cache_dir(const Env& env) {
   return std::nullopt;
 }
 
+bool trusted_cache_file(const CacheFileFacts& f) {
+  constexpr unsigned k_group_or_others_write = 0022;
+  return f.regular && f.owner == f.user && (f.mode & k_group_or_others_write) == 0 &&
+         (f.dir_owner == f.user || f.dir_owner == 0) && (f.dir_mode & k_group_or_others_write) == 0;
+}
+
 std::optional<std::string> run_file_path(const Env& env, std::string_view subcommand,
                                          std::string_view name) {
   if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return fmt::format("{}/{}", *dir, name);

@@ -49,6 +49,16 @@ std::pair<std::string, std::string> parse_assignment(std::string_view text, std:
 // nullopt when neither is set.
 std::optional<std::string> ezpz_cache_dir(const Env& env);
 
+// Whether a cache file may be believed, as ssh believes its files: a regular file owned by
+// the user, and it and its directory writable by nobody else (the directory owned by the
+// user or root). A cache another user could write would choose what ezpz runs.
+struct CacheFileFacts {
+  bool regular = false;
+  unsigned owner = 0, mode = 0, dir_owner = 0, dir_mode = 0;
+  unsigned user = 0;  // the effective uid
+};
+bool trusted_cache_file(const CacheFileFacts& facts);
+
 // Where a file a subcommand leaves for the user goes unless an option names one (doctor's and
 // yeet's failed-nodes files): $EZPZ_RUN_DIR/<name>, else <ezpz cache dir>/<subcommand>/<name>;
 // nullopt when neither is known. Never the current directory, which may be a checkout.

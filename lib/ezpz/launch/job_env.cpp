@@ -47,10 +47,17 @@ PlannedLaunch with_hostfile(PlannedLaunch planned, const PlanInputs& inputs) {
   return planned;
 }
 
+// The names are checked again where they meet the shell (eval "$(ezpz env)"): a value is
+// quoted, a name cannot be, and one that is no name is never printed.
 std::string render_exports(const EnvList& variables) {
   std::string out;
-  for (const auto& [name, value] : variables)
+  for (const auto& [name, value] : variables) {
+    if (!is_variable_name(name)) {
+      throw Error(
+          fmt::format("refusing to export {}: it {}", shell_quote(name), k_not_a_variable_name));
+    }
     out += fmt::format("export {}={}\n", name, shell_quote(value));
+  }
   return out;
 }
 

@@ -695,6 +695,7 @@ MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_vie
 std::vector<MachineProfile> load_profiles(const std::vector<ProfileFile>& files) {
   std::map<std::string, MachineProfile> by_name;  // sorted by name; a later stem replaces
   for (const ProfileFile& file : files) {
+    if (!file.refused.empty()) throw Error(file.path + ": " + file.refused);
     MachineProfile profile = parse_machine_profile(file.text, file.path);
     by_name.insert_or_assign(profile.name, std::move(profile));
   }
@@ -703,10 +704,49 @@ std::vector<MachineProfile> load_profiles(const std::vector<ProfileFile>& files)
   return profiles;
 }
 
+bool is_machine_name(std::string_view name) {
+  return !name.empty() && name.front() != '.' && name.front() != '-' &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+         });
+}
+
+// stat(2)'s mode bits: write by others; a directory's sticky bit (only a file's owner may
+// replace it, as in /tmp).
+constexpr unsigned k_others_write = 0002, k_sticky = 01000;
+
+std::string profile_refusal(const ProfileFileFacts& f) {
+  const std::string dir = std::filesystem::path(f.path).parent_path().string();
+  const std::string name = std::filesystem::path(f.path).stem().string();
+  const auto foreign = [&](unsigned owner) { return owner != f.user && owner != 0; };
+  if (!is_machine_name(name)) {
+    return "its name is not a machine name (letters, digits, '.', '_' and '-'): rename the file";
+  }
+  if (foreign(f.owner)) return fmt::format("owned by uid {}, not by you or root", f.owner);
+  if (foreign(f.dir_owner)) {
+    return fmt::format("its directory {} is owned by uid {}, not by you or root", dir, f.dir_owner);
+  }
+  if (f.mode & k_others_write) {
+    return fmt::format("anyone can write it (mode {:04o}): chmod o-w {}", f.mode & 07777, f.path);
+  }
+  if ((f.dir_mode & k_others_write) && !(f.dir_mode & k_sticky)) {
+    return fmt::format("anyone can write its directory (mode {:04o}): chmod o-w {}",
+                       f.dir_mode & 07777, dir);
+  }
+  if (f.size > k_max_profile_bytes) {
+    return fmt::format("{} bytes, over the {} a profile may hold", f.size, k_max_profile_bytes);
+  }
+  return "";
+}
+
 LoadedProfiles load_each_profile(const std::vector<ProfileFile>& files) {
   std::map<std::string, std::variant<MachineProfile, BrokenProfile>> by_name;
   for (const ProfileFile& file : files) {
     std::string name = std::filesystem::path(file.path).stem().string();
+    if (!file.refused.empty()) {
+      by_name.insert_or_assign(name, BrokenProfile{name, file.path + ": " + file.refused});
+      continue;
+    }
     try {
       by_name.insert_or_assign(name, parse_machine_profile(file.text, file.path));
     } catch (const Error& error) {

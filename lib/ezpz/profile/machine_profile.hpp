@@ -135,7 +135,30 @@ MachineProfile parse_machine_profile(std::string_view yaml_text, std::string_vie
 struct ProfileFile {
   std::string path;  // full path
   std::string text;
+  std::string refused{};  // why it is not read (profile_refusal); empty: read
 };
+
+// What stat(2) says of a profile file and of its directory, and who ezpz runs as.
+struct ProfileFileFacts {
+  std::string path;
+  unsigned owner = 0, mode = 0;          // the file's
+  unsigned dir_owner = 0, dir_mode = 0;  // its directory's
+  std::uint64_t size = 0;
+  unsigned user = 0;  // the effective uid
+};
+
+// The most a profile file may hold: the bundled ones are under 8 KiB; a 50 MB file on the
+// path made every launch take 15 s and 1 GB.
+inline constexpr std::uint64_t k_max_profile_bytes = 1 << 20;
+
+// Why a profile file must not be used, or "" when it may: its name is not a machine name
+// (it reaches completion scripts and error lines), it or its directory is owned by someone
+// other than the user or root, or can be written by others (anyone could then choose the
+// ranks' launcher and LD_PRELOAD), or it is too large. Each reason says the fix.
+std::string profile_refusal(const ProfileFileFacts& facts);
+
+// A machine name: letters, digits, '.', '_', '-', not starting with '.' or '-'.
+bool is_machine_name(std::string_view name);
 
 // Parses every file; a later file with the same stem as an earlier one
 // replaces it (the search path lists user directories first, so callers pass

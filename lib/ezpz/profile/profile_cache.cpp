@@ -97,7 +97,8 @@ void encode_members(std::string& out, const T& value) {
   for (const ProfileKey<T>& key : profile_keys<T>()) {
     std::visit(
         [&](auto member) {
-      if constexpr (!std::is_same_v<decltype(member), std::monostate>) encode(out, value.*member);
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>)
+            encode(out, value.*member);
         },
         key.member);
   }
@@ -145,7 +146,8 @@ void decode_members(Reader& in, T& value) {
   for (const ProfileKey<T>& key : profile_keys<T>()) {
     std::visit(
         [&](auto member) {
-      if constexpr (!std::is_same_v<decltype(member), std::monostate>) decode(in, value.*member);
+          if constexpr (!std::is_same_v<decltype(member), std::monostate>)
+            decode(in, value.*member);
         },
         key.member);
   }
@@ -209,7 +211,7 @@ void mix(ContentHash& hash, std::string_view bytes) {
 // above: bump the version when one changes. A new key needs no bump.
 ContentHash cache_hash() {
   ContentHash hash;
-  mix(hash, "ezpz-profile-cache-v8");
+  mix(hash, "ezpz-profile-cache-v9");
   mix(hash, cache_layout());
   return hash;
 }
@@ -239,25 +241,50 @@ std::optional<std::string> profile_stamp_key(const std::vector<ProfileStamp>& st
   return fmt::format("stat-{:016x}-{}", hash.value(), stamps.size());
 }
 
+namespace {
+
+// A digest of everything before it, last in the file: bytes changed on disk (a bad block, a
+// hand edit, a torn write) miss, never decode into a profile nobody wrote.
+constexpr std::size_t k_sum_size = 16;
+
+// What the YAML reader would have refused, refused here too: a name that is not a machine's,
+// a variable that is not a name (the value is quoted where it is printed, the name is not).
+bool believable(const MachineProfile& p) {
+  return is_machine_name(p.name) &&
+         std::all_of(p.env.begin(), p.env.end(),
+                     [](const auto& variable) { return is_variable_name(variable.first); });
+}
+std::string checksum(std::string_view bytes) {
+  ContentHash hash;
+  hash.add(bytes);
+  return fmt::format("{:016x}", hash.value());
+}
+
+}  // namespace
+
 std::string serialize_profiles(std::string_view key, const std::vector<MachineProfile>& profiles) {
   std::string out(k_magic);
   append_bytes(out, key);
   append_varint(out, profiles.size());
   for (const MachineProfile& profile : profiles) encode_profile(out, profile);
-  return out;
+  return out + checksum(out);
 }
 
 std::optional<std::vector<MachineProfile>> deserialize_profiles(std::string_view text,
                                                                 std::string_view key) {
-  if (!text.starts_with(k_magic)) return std::nullopt;
-  Reader in(text.substr(k_magic.size()));
+  if (text.size() < k_sum_size || !text.starts_with(k_magic)) return std::nullopt;
+  const std::string_view body = text.substr(0, text.size() - k_sum_size);
+  if (checksum(body) != text.substr(body.size())) return std::nullopt;
+  Reader in(body.substr(k_magic.size()));
   try {
     if (in.bytes() != key) return std::nullopt;
     const std::uint64_t count = in.number();
     if (count > in.remaining()) return std::nullopt;
     std::vector<MachineProfile> profiles(count);
     for (MachineProfile& profile : profiles) profile = decode_profile(in);
-    if (!in.done()) return std::nullopt;
+    if (!in.done() || !std::all_of(profiles.begin(), profiles.end(), believable)) {
+      return std::nullopt;
+    }
     return profiles;
   } catch (const Malformed&) {
     return std::nullopt;

@@ -28,7 +28,7 @@ class IdentityCache {
   explicit IdentityCache(const Env& env) {
     if (auto dir = ezpz_cache_dir(env)) path_ = *dir + "/launcher-identity";
     if (path_.empty()) return;
-    if (auto text = read_file_if_present(path_)) {
+    if (auto text = read_own_cache(path_)) {
       entries_ = decode_identity_cache(*text).value_or(std::vector<IdentityEntry>{});
     }
   }

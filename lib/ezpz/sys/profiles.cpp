@@ -49,7 +49,7 @@ LoadedProfiles load_machine_profiles(const Env& env) {
   if (!stamped) files = read_profile_files(env);
   const std::string key = stamped ? *stamped : profile_cache_key(*files);
   const char* keyed_by = stamped ? "stat fields" : "texts";
-  if (auto cache = read_file_if_present(path)) {
+  if (auto cache = read_own_cache(path)) {
     if (auto hit = deserialize_profiles(*cache, key)) {
       log::debug("machine profiles: from the cache (keyed by the files' {})", keyed_by);
       return {std::move(*hit), {}};

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/log.hpp"
 #include "ezpz/core/text.hpp"
 #include "ezpz/profile/accelerators.hpp"
 #include "ezpz/supervise/run_record.hpp"
@@ -263,9 +264,7 @@ namespace {
 // The whole file; nullopt with errno set when it cannot be opened or read. Not by throwing:
 // an absent file is the common case of read_file_if_present, and a launch's first exception
 // costs tens of microseconds of unwinder set-up.
-std::optional<std::string> read_whole_file(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return std::nullopt;
+std::optional<std::string> read_all(const Fd& fd) {
   std::string text;
   char buffer[65536];
   for (;;) {
@@ -279,6 +278,12 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   }
 }
 
+std::optional<std::string> read_whole_file(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
+  return read_all(fd);
+}
+
 }  // namespace
 
 std::string RealFileReader::read(const std::string& path) const {
@@ -289,6 +294,27 @@ std::string RealFileReader::read(const std::string& path) const {
 
 std::optional<std::string> read_file_if_present(const std::string& path) {
   return read_whole_file(path);
+}
+
+std::optional<std::string> read_own_cache(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  struct stat file {
+  }, dir{};
+  if (fd.get() < 0 || ::fstat(fd.get(), &file) != 0 ||
+      ::stat(path.substr(0, path.rfind('/')).c_str(), &dir) != 0) {
+    return std::nullopt;
+  }
+  const bool trusted = trusted_cache_file({.regular = S_ISREG(file.st_mode),
+                                           .owner = file.st_uid,
+                                           .mode = file.st_mode,
+                                           .dir_owner = dir.st_uid,
+                                           .dir_mode = dir.st_mode,
+                                           .user = ::geteuid()});
+  if (!trusted) {
+    log::debug("{}: not read: another user could have written it (owner, mode or directory)", path);
+    return std::nullopt;
+  }
+  return read_all(fd);
 }
 
 ScratchDirectory::ScratchDirectory(const Env& env, std::string_view prefix) {
@@ -419,12 +445,33 @@ std::vector<std::string> profile_paths(const Env& env) {
   return paths;
 }
 
+namespace {
+
+// Why the profile file at `path` must not be read (profile_refusal), from stat(2) of it and of
+// its directory; "" when it may.
+std::string refusal_of(const std::string& path) {
+  struct stat file {
+  }, dir{};
+  const std::string parent = path.substr(0, path.rfind('/'));
+  if (::stat(path.c_str(), &file) != 0 || ::stat(parent.c_str(), &dir) != 0) return "";
+  return profile_refusal({.path = path,
+                          .owner = file.st_uid,
+                          .mode = file.st_mode,
+                          .dir_owner = dir.st_uid,
+                          .dir_mode = dir.st_mode,
+                          .size = static_cast<std::uint64_t>(file.st_size),
+                          .user = ::geteuid()});
+}
+
+}  // namespace
+
 std::vector<ProfileFile> read_profile_files(const Env& env) {
   RealFileReader reader;
   std::vector<ProfileFile> files;
   for (std::string& path : profile_paths(env)) {
-    std::string text = reader.read(path);
-    files.push_back({std::move(path), std::move(text)});
+    std::string refused = refusal_of(path);
+    std::string text = refused.empty() ? reader.read(path) : "";
+    files.push_back({std::move(path), std::move(text), std::move(refused)});
   }
   return files;
 }

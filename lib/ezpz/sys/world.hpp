@@ -42,6 +42,10 @@ class RealCommandReader : public CommandReader {
 // caches, summaries).
 std::optional<std::string> read_file_if_present(const std::string& path);
 
+// A cache file of ezpz's own, only when nobody else could have written it (trusted_cache_file:
+// owned by the user, it and its directory writable by nobody else, not a link); else nullopt.
+std::optional<std::string> read_own_cache(const std::string& path);
+
 // A private directory (mode 0700) under $TMPDIR (else /tmp), named `<prefix>.XXXXXX`, removed
 // with everything in it when this goes out of scope: where a submitted script waits for
 // qsub/sbatch, or a node step's output for ezpz.

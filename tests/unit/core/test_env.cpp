@@ -1,5 +1,6 @@
 // The environment codecs: secret names, variable names, NAME=VALUE, sizes.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,7 +10,9 @@
 #include "ezpz/core/env.hpp"
 #include "ezpz/core/error.hpp"
 
+using ezpz::CacheFileFacts;
 using ezpz::is_secret_name;
+using ezpz::trusted_cache_file;
 
 TEST_CASE("every credential word hides a variable's value", "[env]") {
   // One name per word of k_secret_parts and k_secret_words, in the case users write.
@@ -110,5 +113,39 @@ TEST_CASE("sizes take binary suffixes", "[env]") {
   for (const Case& c : cases) {
     INFO(c.text);
     CHECK(ezpz::parse_size(c.text) == c.bytes);
+  }
+}
+
+// Issue 45: a cache another user could have written (or replaced) is never read.
+TEST_CASE("a cache file is believed only when nobody else could have written it", "[env]") {
+  const CacheFileFacts mine{.regular = true,
+                            .owner = 1000,
+                            .mode = 0100600,
+                            .dir_owner = 1000,
+                            .dir_mode = 040700,
+                            .user = 1000};
+  CHECK(trusted_cache_file(mine));
+  struct Row {
+    const char* what;
+    std::function<void(CacheFileFacts&)> change;
+    bool trusted;
+  };
+  const std::vector<Row> rows = {
+      {"a directory readable by all", [](CacheFileFacts& f) { f.dir_mode = 040755; }, true},
+      {"in a directory of root's", [](CacheFileFacts& f) { f.dir_owner = 0; }, true},
+      {"another user's file", [](CacheFileFacts& f) { f.owner = 1001; }, false},
+      {"root's file, read by a user", [](CacheFileFacts& f) { f.owner = 0; }, false},
+      {"group-writable", [](CacheFileFacts& f) { f.mode = 0100620; }, false},
+      {"writable by others", [](CacheFileFacts& f) { f.mode = 0100602; }, false},
+      {"in a directory others can write", [](CacheFileFacts& f) { f.dir_mode = 040777; }, false},
+      {"in a sticky /tmp", [](CacheFileFacts& f) { f.dir_mode = 041777; }, false},
+      {"in another user's directory", [](CacheFileFacts& f) { f.dir_owner = 1001; }, false},
+      {"not a regular file (a FIFO)", [](CacheFileFacts& f) { f.regular = false; }, false},
+  };
+  for (const Row& row : rows) {
+    INFO(row.what);
+    CacheFileFacts f = mine;
+    row.change(f);
+    CHECK(trusted_cache_file(f) == row.trusted);
   }
 }

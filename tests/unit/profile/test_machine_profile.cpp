@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -688,6 +689,60 @@ TEST_CASE("bundled profiles are chosen by real host names", "[profile]") {
     ProfileChoice choice = select_profile(profiles, std::nullopt, c.env, c.hostname, c.scheduler);
     CHECK(choice.profile->name == c.name);
   }
+}
+
+// Issue 45: a profile another user could have written chooses the ranks' launcher and
+// LD_PRELOAD; a file name that is no machine name reaches completion scripts; a 50 MB file
+// made every launch take 15 s. Each refused with its fix; root's and the user's own are fine.
+TEST_CASE("profile files another user could write, or of no machine's name, are refused",
+          "[profile]") {
+  const ProfileFileFacts mine{.path = "/home/me/.config/ezpz/machines/box.yaml",
+                              .owner = 1000,
+                              .mode = 0100644,
+                              .dir_owner = 1000,
+                              .dir_mode = 040755,
+                              .size = 300,
+                              .user = 1000};
+  struct Row {
+    const char* what;
+    std::function<void(ProfileFileFacts&)> change;
+    const char* refusal;
+  };
+  const std::vector<Row> rows = {
+      {"the user's own", [](ProfileFileFacts&) {}, ""},
+      {"root's, in root's directory (bundled)",
+       [](ProfileFileFacts& f) { f.owner = f.dir_owner = 0; }, ""},
+      {"group-writable (a project's group)", [](ProfileFileFacts& f) { f.mode = 0100664; }, ""},
+      {"in a sticky directory anyone can write (/tmp)",
+       [](ProfileFileFacts& f) { f.dir_mode = 041777; }, ""},
+      {"another user's file", [](ProfileFileFacts& f) { f.owner = 1001; },
+       "owned by uid 1001, not by you or root"},
+      {"in another user's directory", [](ProfileFileFacts& f) { f.dir_owner = 1001; },
+       "its directory /home/me/.config/ezpz/machines is owned by uid 1001, not by you or root"},
+      {"anyone can write it", [](ProfileFileFacts& f) { f.mode = 0100666; },
+       "anyone can write it (mode 0666): chmod o-w /home/me/.config/ezpz/machines/box.yaml"},
+      {"anyone can write its directory", [](ProfileFileFacts& f) { f.dir_mode = 040777; },
+       "anyone can write its directory (mode 0777): chmod o-w /home/me/.config/ezpz/machines"},
+      {"too large", [](ProfileFileFacts& f) { f.size = 50'000'000; },
+       "50000000 bytes, over the 1048576 a profile may hold"},
+      {"a name that is code", [](ProfileFileFacts& f) { f.path = "/m/$(touch${IFS}X).yaml"; },
+       "its name is not a machine name (letters, digits, '.', '_' and '-'): rename the file"},
+      {"a name with a backquote", [](ProfileFileFacts& f) { f.path = "/m/`id>X`.yaml"; },
+       "its name is not a machine name (letters, digits, '.', '_' and '-'): rename the file"},
+      {"a name like an option", [](ProfileFileFacts& f) { f.path = "/m/-x.yaml"; },
+       "its name is not a machine name (letters, digits, '.', '_' and '-'): rename the file"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.what);
+    ProfileFileFacts f = mine;
+    row.change(f);
+    CHECK(profile_refusal(f) == row.refusal);
+  }
+  LoadedProfiles loaded = load_each_profile(
+      {{"/m/box.yaml", "", "anyone can write it (mode 0666): chmod o-w /m/box.yaml"}});
+  REQUIRE(loaded.broken.size() == 1);
+  CHECK(loaded.broken[0].error ==
+        "/m/box.yaml: anyone can write it (mode 0666): chmod o-w /m/box.yaml");
 }
 
 }  // namespace

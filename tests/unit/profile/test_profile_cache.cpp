@@ -108,3 +108,26 @@ TEST_CASE("the stat key: every field counts, and only files left alone 2 s", "[p
   // Never the key of the texts.
   CHECK(*key != profile_cache_key({{"/m/a.yaml", "launcher: hydra\n"}}));
 }
+
+// Before: any byte of the cache could change what a launch ran (issue 45). Now one byte changed
+// anywhere misses, and a cache rewritten whole, its checksum made good, still cannot name a
+// variable or a machine the YAML reader would refuse.
+TEST_CASE("a cache changed on disk or written by someone else is a miss", "[profile_cache]") {
+  std::vector<ProfileFile> files = {{"/m/a.yaml", "launcher: pals\nenv: {X: '1'}\n"}};
+  std::string key = profile_cache_key(files);
+  const std::vector<MachineProfile> profiles = load_profiles(files);
+  const std::string cache = serialize_profiles(key, profiles);
+  REQUIRE(deserialize_profiles(cache, key));
+  for (std::size_t at = 0; at < cache.size(); ++at) {
+    std::string flipped = cache;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x20);
+    INFO("byte " << at);
+    CHECK_FALSE(deserialize_profiles(flipped, key));
+  }
+  std::vector<MachineProfile> planted = profiles;
+  planted[0].env = {{"X;id>/tmp/q", "1"}};
+  CHECK_FALSE(deserialize_profiles(serialize_profiles(key, planted), key));
+  planted = profiles;
+  planted[0].name = "`id`";
+  CHECK_FALSE(deserialize_profiles(serialize_profiles(key, planted), key));
+}
