@@ -259,6 +259,18 @@ printf 'n01\n%s\n' "$(head -c 5000 /dev/zero | tr '\0' a)" >"$scratch/long.nodes
 expect_error "a 5,000-character host name" 2 \
   "--hostfile $scratch/long.nodes:2: \"$(head -c 40 /dev/zero | tr '\0' a)\"... (5000 characters) is not a host name: 5000 characters (at most 253)" -- \
   -- launch --hostfile "$scratch/long.nodes" -- true
+# Every word of a host line, not only the host (issue 45: Hydra passed "user=" on to ssh).
+printf 'n01\nn02 user=-F/path/evilcfg\n' >"$scratch/user.nodes"
+expect_error "a hostfile word Hydra would hand to ssh" 2 \
+  "--hostfile $scratch/user.nodes:2: \"user=-F/path/evilcfg\" is not a host's slot count (host, host:N, host slots=N, host max_slots=N, host N)" -- \
+  -- launch --hostfile "$scratch/user.nodes" --dry-run -- true
+printf 'n01 -x\n' >"$scratch/option.nodes"
+expect_error "a nodefile word like an option" 2 \
+  "PBS_NODEFILE $scratch/option.nodes:1: \"-x\" is not a host's slot count (host, host:N, host slots=N, host max_slots=N, host N)" -- \
+  PBS_JOBID=1.pbs "PBS_NODEFILE=$scratch/option.nodes" -- launch --dry-run -- true
+expect_error "--exclude-file too" 2 \
+  "--exclude-file $scratch/user.nodes:2: \"user=-F/path/evilcfg\" is not a host's slot count (host, host:N, host slots=N, host max_slots=N, host N)" -- \
+  -- launch --exclude-file "$scratch/user.nodes" --dry-run -- true
 expect_error "a Slurm node list with shell code" 2 \
   "SLURM_JOB_NODELIST: \"n1;id\" is not a host name: it holds \";\" (letters, digits, '-', '_' and '.' only)" -- \
   SLURM_JOB_ID=1 "SLURM_JOB_NODELIST=n1;id" -- launch -- true

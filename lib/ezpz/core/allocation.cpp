@@ -95,13 +95,48 @@ void check_host_name(std::string_view host, std::string_view where) {
   }
 }
 
+namespace {
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && text.size() <= 6 && std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+}
+
+// What may follow a host on its line: a count of slots as Hydra (":4"), Open MPI ("slots=4",
+// "max_slots=8") or a bare number write it, and a comment. Nothing else: a launcher reads
+// more words than these (Hydra's "user=" reaches ssh's argv, "-F/path/evil@n01"), and a word
+// ezpz did not check must not reach it.
+bool is_slots_word(std::string_view word) {
+  for (std::string_view prefix : {"slots=", "max_slots=", ":"}) {
+    if (word.starts_with(prefix)) return all_digits(word.substr(prefix.size()));
+  }
+  return all_digits(word);
+}
+
+void check_rest_of_line(std::string_view rest, std::string_view where) {
+  rest = rest.substr(0, rest.find('#'));
+  for (std::string_view word : split(rest, ' ')) {
+    word = trim(word);
+    if (word.empty() || is_slots_word(word)) continue;
+    throw Error(fmt::format("{}: {} is not a host's slot count (host, host:N, host slots=N, "
+                            "host max_slots=N, host N)",
+                            where, shown_host(word)));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> parse_hostfile(std::string_view text, std::string_view source) {
   std::vector<std::string> hosts;
   for (int line = 1; !text.empty(); ++line) {
     auto newline = text.find('\n');
-    std::string_view host = host_of_line(text.substr(0, newline));
+    const std::string_view whole = trim(text.substr(0, newline));
+    std::string_view host = host_of_line(whole);
     if (!host.empty()) {
-      check_host_name(host, fmt::format("{}:{}", source, line));
+      const std::string where = fmt::format("{}:{}", source, line);
+      check_host_name(host, where);
+      check_rest_of_line(whole.substr(host.size()), where);
       hosts.emplace_back(host);
     }
     text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
