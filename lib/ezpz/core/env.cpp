@@ -39,16 +39,42 @@ namespace {
 // environment; a token printed into a shared log is leaked. README "Secrets"
 // lists the same words. Parts match anywhere (PGPASS, DB_CREDENTIALS); words
 // only between underscores, where a part would hide PATH or PWD.
-constexpr std::array<std::string_view, 10> k_secret_parts = {
-    "TOKEN", "KEY", "SECRET", "PASS", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "CERT"};
-constexpr std::array<std::string_view, 5> k_secret_words = {"PAT", "PW", "JWT", "PSK", "OTP"};
+constexpr std::array<std::string_view, 15> k_secret_parts = {
+    "TOKEN",   "KEY",  "SECRET", "PASS",   "CREDENTIAL", "AUTH",    "COOKIE", "SESSION",
+    "PRIVATE", "CERT", "BEARER", "SALT",   "WEBHOOK",    "NETRC",   "SIGNATURE"};
+constexpr std::array<std::string_view, 7> k_secret_words = {"PAT", "PW",  "JWT", "PSK",
+                                                            "OTP", "SIG", "DSN"};
+
+// What marks a credential in a value, whatever its name (issue 45: DATABASE_URL's password
+// and a connection string's were printed). Case-insensitive pieces of connection strings and
+// headers, and the prefixes of well-known token formats (GitHub's, Slack's, Hugging Face's,
+// AWS access key ids, OpenAI's).
+constexpr std::array<std::string_view, 6> k_secret_value_parts = {
+    "password=", "pwd=", "bearer ", "secret=", "token=", "sig="};
+constexpr std::array<std::string_view, 9> k_token_prefixes = {
+    "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "hf_", "AKIA", "sk-"};
+
+std::string upper_case(std::string_view text) {
+  std::string upper(text);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return upper;
+}
+
+// scheme://user:password@host...: a URL that carries a password.
+bool url_with_password(std::string_view value) {
+  const std::size_t scheme = value.find("://");
+  if (scheme == std::string_view::npos) return false;
+  const std::string_view rest = value.substr(scheme + 3);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  const std::size_t at = authority.rfind('@');
+  return at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos;
+}
 
 }  // namespace
 
 bool is_secret_name(std::string_view name) {
-  std::string upper(name);
-  std::transform(upper.begin(), upper.end(), upper.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const std::string upper = upper_case(name);
   auto contains = [&](std::string_view part) { return upper.find(part) != std::string::npos; };
   std::vector<std::string_view> words = split(upper, '_');
   auto is_word = [&](std::string_view word) {
@@ -58,8 +84,23 @@ bool is_secret_name(std::string_view name) {
          std::any_of(k_secret_words.begin(), k_secret_words.end(), is_word);
 }
 
+bool is_secret_value(std::string_view value) {
+  std::string lower(value);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto holds = [&](std::string_view part) { return lower.find(part) != std::string::npos; };
+  const auto starts = [&](std::string_view prefix) { return value.starts_with(prefix); };
+  return url_with_password(value) ||
+         std::any_of(k_secret_value_parts.begin(), k_secret_value_parts.end(), holds) ||
+         std::any_of(k_token_prefixes.begin(), k_token_prefixes.end(), starts);
+}
+
+bool is_secret(std::string_view name, std::string_view value) {
+  return is_secret_name(name) || is_secret_value(value);
+}
+
 std::string_view shown_value(std::string_view name, std::string_view value) {
-  return is_secret_name(name) ? std::string_view("<redacted>") : value;
+  return is_secret(name, value) ? std::string_view("<redacted>") : value;
 }
 
 bool is_variable_name(std::string_view name) {

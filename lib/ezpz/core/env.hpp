@@ -32,6 +32,14 @@ std::optional<std::pair<std::string, std::string>> first_nonempty(
 // values are never printed.
 bool is_secret_name(std::string_view name);
 
+// True for values shaped like credentials whatever their name: a URL with a password
+// (postgres://u:pw@h/db), a connection string's Password=, a bearer header, a well-known
+// token format (ghp_..., xoxb-..., hf_..., AKIA...).
+bool is_secret_value(std::string_view value);
+
+// A secret by its name or by its value's shape.
+bool is_secret(std::string_view name, std::string_view value);
+
 // What ezpz prints for a variable: "<redacted>" in place of a secret's value.
 std::string_view shown_value(std::string_view name, std::string_view value);
 

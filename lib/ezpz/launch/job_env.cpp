@@ -34,7 +34,7 @@ EnvList job_variables(const PlannedLaunch& planned, const PlanContext& context) 
   vars.emplace_back("NGPU_PER_HOST", std::to_string(planned.topology.ppn));
   vars.emplace_back("NGPUS", std::to_string(planned.topology.world_size));
   for (const auto& [name, value] : planned.plan.env) {
-    if (!is_secret_name(name)) vars.emplace_back(name, value);
+    if (!is_secret(name, value)) vars.emplace_back(name, value);
   }
   vars.emplace_back("DIST_LAUNCH", launch_line(planned.plan));
   return vars;

@@ -46,6 +46,48 @@ TEST_CASE("ordinary variables are shown", "[env]") {
   }
 }
 
+// Issue 45: these were printed in dry runs, `ezpz env` and plan.json.
+TEST_CASE("secrets by name and by the shape of their value", "[env]") {
+  struct Row {
+    const char* name;
+    const char* value;
+    bool secret;
+  };
+  const std::vector<Row> rows = {
+      {"DATABASE_URL", "postgres://u:pw@h/db", true},
+      {"REDIS_URL", "redis://:hunter2@cache:6379/0", true},
+      {"SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/x", true},
+      {"BEARER", "abc", true},
+      {"SIGNING_SALT", "abc", true},
+      {"X_API_SIG", "abc", true},
+      {"NETRC", "/home/you/.netrc", true},
+      {"SENTRY_DSN", "https://k@o1.ingest.sentry.io/1", true},
+      {"CONN_STR", "Server=db;Database=x;User Id=u;Password=hunter2;", true},
+      {"ODBC", "DRIVER={x};PWD=hunter2", true},
+      {"EXTRA_HEADER", "Authorization: Bearer abc.def", true},
+      {"GH", "ghp_0123456789abcdef", true},
+      {"SLACK", "xoxb-1-2-abc", true},
+      {"HF", "hf_abcdefghijklmnop", true},
+      {"AWS_ID", "AKIAIOSFODNN7EXAMPLE", true},
+      {"BLOB", "https://acct.blob.core.windows.net/c?sv=2020&sig=abc", true},
+      // Not secrets: shown as they are.
+      {"MASTER_ADDR", "x4102c5s2b0n0.hsn.cm.aurora.alcf.anl.gov", false},
+      {"HTTP_PROXY", "http://proxy.alcf.anl.gov:3128", false},
+      {"REPO_URL", "https://user@github.com/org/repo.git", false},
+      {"DATA_URL", "https://example.org/a:b@c", false},
+      {"NCCL_SOCKET_IFNAME", "hsn0,hsn1", false},
+      {"PYTHONPATH", "/home/you/src:/opt/lib", false},
+      {"SIGMA", "0.5", false},
+      {"DESIGN", "x", false},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name << "=" << row.value);
+    CHECK(ezpz::is_secret(row.name, row.value) == row.secret);
+    CHECK(ezpz::shown_value(row.name, row.value) ==
+          (row.secret ? std::string("<redacted>") : std::string(row.value)));
+  }
+}
+
 TEST_CASE("variable names are what a shell accepts", "[env]") {
   for (const char* name : {"A", "_", "a_1", "NCCL_DEBUG", "_X9"}) {
     INFO(name);
