@@ -1,6 +1,7 @@
 // ezpz: launch distributed PyTorch the right way on a laptop, a Slurm cluster
 // or a PBS machine. main reads as the steps it takes; the subcommands are the
 // rows of subcommands.cpp, each in its own cmd_<name>.cpp.
+#include <csignal>
 #include <cstdio>
 #include <utility>
 
@@ -36,6 +37,9 @@ int print_help(const CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write past `ulimit -f` fails (EFBIG) instead of killing ezpz: the record stops, the job
+  // goes on (its launcher gets SIGXFSZ back at its default, core/signals.hpp).
+  std::signal(SIGXFSZ, SIG_IGN);
   ezpz::Context context{ezpz::sys::capture_environment(), ezpz::sys::self_directory()};
   CLI::App app{"ezpz: launch distributed PyTorch on laptops, Slurm and PBS machines", "ezpz"};
   ezpz::GlobalOptions globals;

@@ -192,6 +192,34 @@ expect_eq "deleted cwd: one attempt, not retried" \
   "1 application_error cwd_missing stop: application_error is not retried" \
   "$(jq -r .attempts "$(newest_run)/run.json") $(verdict 1 '"\(.classification) \(.rule) \(.next)"')"
 
+# --- Every signal that would end ezpz ends the job cleanly (issue 45) ------------------------
+# Before: each killed ezpz by its default action and left mpiexec, both ezpz-rankenv and the
+# ranks running, the record "lost". Now each is forwarded, the job stops, ezpz exits 128+N.
+for sig in ALRM VTALRM PROF XCPU PWR STKFLT IO SYS TRAP; do
+  start_job "sig-$sig" 2 --ppn 2 --nhosts 1 || continue
+  kill "-$sig" "$job_pid"
+  finish_job "sig-$sig" 15 || continue
+  number=$(kill -l "$sig")
+  expect_eq "SIG$sig: exit 128+$number" $((128 + number)) "$job_rc"
+  expect_job_gone "SIG$sig"
+  # SIGIO is SIGPOLL by another name.
+  expect_eq "SIG$sig: forwarded once, and the record ends" "interrupted 1" \
+    "$(jq -r .ending "$(newest_run)/run.json") $(grep -cE "^ezpz: forwarding SIG($sig|POLL) to the launcher" "$scratch/sig-$sig.err")"
+done
+
+# --- A file-size limit (ulimit -f) stops the record, not the job ----------------------------
+# Before: ezpz died of SIGXFSZ, leaving the job running and the record "lost".
+( ulimit -f 1024
+  { launch_env EZPZ_RUNS_DIR="$runs" "$timeout_bin" -k 5 50 "$EZPZ_BIN" launch --ppn 1 --nhosts 1 -- sh -c \
+      'seq 1 300000 | sed "s/^/log line /"; echo CKPT-OK >&2' 2>"$scratch/xfsz.err"
+    echo $? >"$scratch/xfsz.rc"; } | wc -c >"$scratch/xfsz.count" )
+expect_eq "ulimit -f: the job ran to its end, exit 0" 0 "$(cat "$scratch/xfsz.rc")"
+expect_true "ulimit -f: the job said it finished" grep -q CKPT-OK "$scratch/xfsz.err"
+expect_eq "ulimit -f: every byte reached the console" \
+  "$(seq 1 300000 | sed "s/^/log line /" | wc -c)" "$(cat "$scratch/xfsz.count")"
+expect_eq "ulimit -f: the record says how the run really ended" "success 0" \
+  "$(jq -r '"\(.ending) \(.exit_code)"' "$(newest_run)/run.json")"
+
 # --- What the launcher leaves behind is stopped ---------------------------------------------
 # Hydra's proxies outlive an mpiexec stopped before they connect (the failover above does
 # that, now and then). Here the ssh stand-in leaves an orphan every time.

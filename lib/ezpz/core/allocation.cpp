@@ -98,9 +98,8 @@ void check_host_name(std::string_view host, std::string_view where) {
 namespace {
 
 bool all_digits(std::string_view text) {
-  return !text.empty() && text.size() <= 6 && std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
+  return !text.empty() && text.size() <= 6 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // What may follow a host on its line: a count of slots as Hydra (":4"), Open MPI ("slots=4",
@@ -119,9 +118,10 @@ void check_rest_of_line(std::string_view rest, std::string_view where) {
   for (std::string_view word : split(rest, ' ')) {
     word = trim(word);
     if (word.empty() || is_slots_word(word)) continue;
-    throw Error(fmt::format("{}: {} is not a host's slot count (host, host:N, host slots=N, "
-                            "host max_slots=N, host N)",
-                            where, shown_host(word)));
+    throw Error(
+        fmt::format("{}: {} is not a host's slot count (host, host:N, host slots=N, "
+                    "host max_slots=N, host N)",
+                    where, shown_host(word)));
   }
 }
 

@@ -40,8 +40,8 @@ namespace {
 // lists the same words. Parts match anywhere (PGPASS, DB_CREDENTIALS); words
 // only between underscores, where a part would hide PATH or PWD.
 constexpr std::array<std::string_view, 15> k_secret_parts = {
-    "TOKEN",   "KEY",  "SECRET", "PASS",   "CREDENTIAL", "AUTH",    "COOKIE", "SESSION",
-    "PRIVATE", "CERT", "BEARER", "SALT",   "WEBHOOK",    "NETRC",   "SIGNATURE"};
+    "TOKEN",   "KEY",  "SECRET", "PASS", "CREDENTIAL", "AUTH",  "COOKIE",   "SESSION",
+    "PRIVATE", "CERT", "BEARER", "SALT", "WEBHOOK",    "NETRC", "SIGNATURE"};
 constexpr std::array<std::string_view, 7> k_secret_words = {"PAT", "PW",  "JWT", "PSK",
                                                             "OTP", "SIG", "DSN"};
 
@@ -49,8 +49,8 @@ constexpr std::array<std::string_view, 7> k_secret_words = {"PAT", "PW",  "JWT",
 // and a connection string's were printed). Case-insensitive pieces of connection strings and
 // headers, and the prefixes of well-known token formats (GitHub's, Slack's, Hugging Face's,
 // AWS access key ids, OpenAI's).
-constexpr std::array<std::string_view, 6> k_secret_value_parts = {
-    "password=", "pwd=", "bearer ", "secret=", "token=", "sig="};
+constexpr std::array<std::string_view, 6> k_secret_value_parts = {"password=", "pwd=",   "bearer ",
+                                                                  "secret=",   "token=", "sig="};
 constexpr std::array<std::string_view, 9> k_token_prefixes = {
     "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "hf_", "AKIA", "sk-"};
 
@@ -68,7 +68,8 @@ bool url_with_password(std::string_view value) {
   const std::string_view rest = value.substr(scheme + 3);
   const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
   const std::size_t at = authority.rfind('@');
-  return at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos;
+  return at != std::string_view::npos &&
+         authority.substr(0, at).find(':') != std::string_view::npos;
 }
 
 }  // namespace

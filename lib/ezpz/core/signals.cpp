@@ -48,4 +48,24 @@ std::string signal_name(int number) {
   return fmt::format("signal {}", number);
 }
 
+namespace {
+
+// signal(7): every signal whose default action is Term or Core, but SIGKILL (cannot be caught),
+// SIGPIPE (ezpz ignores it, a closed stdout is an error it handles), SIGXFSZ (ignored: a write
+// fails instead), SIGSEGV, SIGBUS, SIGFPE and SIGILL (ezpz's own faults, never sent to it on
+// purpose) and SIGABRT (abort()'s).
+constexpr std::array<int, 15> k_supervised = {SIGINT,  SIGTERM,   SIGHUP,    SIGQUIT, SIGUSR1,
+                                              SIGUSR2, SIGALRM,   SIGVTALRM, SIGPROF, SIGXCPU,
+                                              SIGPWR,  SIGSTKFLT, SIGIO,     SIGSYS,  SIGTRAP};
+
+}  // namespace
+
+std::span<const int> supervised_job_signals() {
+  return k_supervised;
+}
+
+bool job_only_signal(int number) {
+  return number == SIGQUIT || number == SIGUSR1 || number == SIGUSR2;
+}
+
 }  // namespace ezpz

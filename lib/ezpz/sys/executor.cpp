@@ -38,9 +38,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Signals meant for the job rather than for ezpz: they are forwarded to the launcher's group.
-constexpr std::array<int, 6> k_forwarded_signals = {SIGINT,  SIGTERM, SIGHUP,
-                                                    SIGQUIT, SIGUSR1, SIGUSR2};
+// Signals meant for the job rather than for ezpz: they are forwarded to the launcher's group
+// (supervised_job_signals, core/signals.hpp).
+const std::span<const int> k_forwarded_signals = supervised_job_signals();
 
 // The wait loop wakes at least this often, so a launcher whose SIGCHLD was consumed elsewhere
 // (another thread of a caller that did not block it) is still noticed.
@@ -131,6 +131,7 @@ struct ChildSetup {
 sigset_t launcher_default_signals(const ChildSetup& setup) {
   sigset_t signals = supervised_signals(setup.ignored);
   if (!setup.ignore_sigpipe) sigaddset(&signals, SIGPIPE);
+  sigaddset(&signals, SIGXFSZ);  // the job's own file-size limit kills as it would without ezpz
   return signals;
 }
 
@@ -200,7 +201,7 @@ class SignalForwarder {
                launcher_);
     kill_group(launcher_, sig);
     note(sig, "forwarded");
-    if (!interrupt && sig != SIGHUP) return;
+    if (job_only_signal(sig)) return;
     if (user_signal_ == 0) user_signal_ = sig;
     if (!deadline_set_) {
       deadline_ = Clock::now() + grace_;
@@ -260,7 +261,6 @@ class SignalForwarder {
   Clock::time_point started_ = Clock::now();
   std::vector<SentSignal> sent_;
 };
-
 
 // A launcher that died of a signal gives 128+N. One that exits on its own after
 // ezpz forwarded a stop signal reports that signal: Hydra, asked to stop, exits
@@ -439,11 +439,13 @@ void supervise(pid_t launcher, const ProcessOptions& options, const sigset_t& ig
       if (pump && pump->transfer(fds) > 0) {
         watchdogs.saw_output();
         if (!outcome.to_first_output && pump->output_seen()) {
-          outcome.to_first_output = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+          outcome.to_first_output =
+              std::chrono::duration_cast<milliseconds>(Clock::now() - started);
         }
         if (pump->rank_failure()) watchdogs.saw_rank_failure(pump->rank_failure()->line);
         if (pump->tripped_line() && outcome.watchdog == Watchdog::none &&
-            forwarder.stop(fmt::format("a failed node in the output (\"{}\")", *pump->tripped_line()))) {
+            forwarder.stop(
+                fmt::format("a failed node in the output (\"{}\")", *pump->tripped_line()))) {
           outcome.watchdog = Watchdog::signature;
         }
         // As a pipeline's writer dies of SIGPIPE when its reader goes (`| head`): the job's

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "ezpz/core/error.hpp"
+#include "ezpz/core/signals.hpp"
 #include "ezpz/sys/world.hpp"
 
 namespace ezpz::sys {
@@ -34,7 +35,9 @@ void make_runs_directory(const std::string& path) {
   if (!make_directories(path)) cannot_create(path, std::strerror(errno));
 }
 
-std::string summary_path(const fs::path& run_dir) { return (run_dir / "run.json").string(); }
+std::string summary_path(const fs::path& run_dir) {
+  return (run_dir / "run.json").string();
+}
 std::string lock_path(const std::string& run_dir) {
   return run_dir + "/lock";
 }
@@ -230,7 +233,9 @@ std::vector<std::string> attempt_verdicts(const std::string& run_dir) {
 int sleep_unless_signalled(std::chrono::milliseconds duration) {
   sigset_t signals, saved;
   sigemptyset(&signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, sig);
+  for (int sig : supervised_job_signals()) {
+    if (!job_only_signal(sig)) sigaddset(&signals, sig);
+  }
   pthread_sigmask(SIG_BLOCK, &signals, &saved);
   const timespec timeout{static_cast<time_t>(duration.count() / 1000),
                          static_cast<long>(duration.count() % 1000) * 1000000};
