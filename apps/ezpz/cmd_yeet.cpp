@@ -33,8 +33,9 @@ CLI::App* setup_yeet(CLI::App& app, YeetOptions& o, GlobalOptions& globals) {
                 "ezpz yeet made)");
   cmd->add_flag("--keep-setuid", o.keep_setuid,
                 "Keep setuid/setgid bits on the copy (default: dropped)");
-  cmd->add_flag("--checksum", o.checksum,
-                "Decide 'up to date' from file contents, not sizes and times (reads the source twice)");
+  cmd->add_flag(
+      "--checksum", o.checksum,
+      "Decide 'up to date' from file contents, not sizes and times (reads the source twice)");
   cmd->add_option("--min-success", o.min_success,
                   "Succeed when N nodes (or FRACTION of them) hold the copy (default: all)")
       ->type_name("N|FRACTION");
@@ -45,13 +46,15 @@ CLI::App* setup_yeet(CLI::App& app, YeetOptions& o, GlobalOptions& globals) {
   cmd->add_option("--chunk-size", o.chunk_size, "Broadcast chunk (default 4MiB)")
       ->type_name("BYTES")
       ->transform(CLI::AsSizeValue(false));
-  cmd->add_option("--bwlimit", o.bwlimit, "Read the source at most this fast, per second (default: no limit)")
+  cmd->add_option("--bwlimit", o.bwlimit,
+                  "Read the source at most this fast, per second (default: no limit)")
       ->type_name("BYTES")
       ->transform(CLI::AsSizeValue(false));
   add_plan_options(*cmd, o.plan, /*rank_options=*/false);
   cmd->footer(
       "Examples:\n"
-      "  ezpz yeet                                  # the active venv to /tmp/<name> on every node\n"
+      "  ezpz yeet                                  # the active venv to /tmp/<name> on every "
+      "node\n"
       "  ezpz yeet /lus/proj/envs/torch.tar.gz --dst /tmp/torch\n"
       "  ezpz yeet --min-success 0.99 --exclude x4102c5s2b0n0\n"
       "  ezpz yeet --dry-run\n"
@@ -67,16 +70,21 @@ std::string choose_source(const YeetOptions& o, const Context& context) {
   std::optional<std::string> source = o.source ? o.source : o.source_flag;
   if (!source) source = yeet::default_source(context.env);
   if (!source) {
-    throw Error("nothing to stage: give SRC, or activate the environment (VIRTUAL_ENV or CONDA_PREFIX)");
+    throw Error(
+        "nothing to stage: give SRC, or activate the environment (VIRTUAL_ENV or CONDA_PREFIX)");
   }
   std::string path = source->front() == '/' ? *source : sys::current_directory() + "/" + *source;
   switch (sys::path_kind(path)) {
-    case sys::PathKind::directory: return path;
+    case sys::PathKind::directory:
+      return path;
     case sys::PathKind::file:
       if (yeet::is_tarball_name(path)) return path;
-      throw Error(fmt::format("{}: not a directory or a tarball (.tar, .tar.gz, .tgz, .tar.zst, "
-                              ".tar.xz, .tar.bz2)", *source));
-    case sys::PathKind::missing: break;
+      throw Error(
+          fmt::format("{}: not a directory or a tarball (.tar, .tar.gz, .tgz, .tar.zst, "
+                      ".tar.xz, .tar.bz2)",
+                      *source));
+    case sys::PathKind::missing:
+      break;
   }
   throw Error(fmt::format("{}: no such file or directory", *source));
 }
@@ -112,25 +120,34 @@ std::string failed_file(const YeetOptions& o, const Context& context) {
   const std::string job_id =
       kill::job_id_of([&](std::string_view name) { return get_nonempty(context.env, name); });
   if (auto path = yeet::default_failed_file(context.env, job_id)) return *path;
-  throw Error(
-      "cannot choose where to write the failed nodes: pass --failed-file FILE, or set "
-      "EZPZ_RUN_DIR or HOME");
+  // No EZPZ_RUN_DIR or HOME (cron, some batch systems): beside the run records, in the working
+  // directory, never a shared /tmp name another user could have linked elsewhere.
+  return yeet::default_failed_file({{"EZPZ_RUN_DIR", sys::current_directory() + "/.ezpz"}}, job_id)
+      .value();
 }
 
 std::vector<std::string> stager_command(const YeetOptions& o, const Context& context,
                                         const std::string& source, const std::string& destination) {
   std::vector<std::string> argv = {
-      find_bundled_program(context, "ezpz-stager", "build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)"),
-      "--source", source, "--dst", destination, "--progress", progress_mode(o)};
+      find_bundled_program(context, "ezpz-stager",
+                           "build it with MPI and libarchive (cmake -DEZPZ_WITH_STAGER=ON)"),
+      "--source",
+      source,
+      "--dst",
+      destination,
+      "--progress",
+      progress_mode(o)};
   if (o.force) argv.push_back("--force");
   if (o.keep_setuid) argv.push_back("--keep-setuid");
   if (o.checksum) argv.push_back("--checksum");
   if (o.min_success) {
-    yeet::parse_min_success(*o.min_success);  // a bad value is a usage error here, not on every node
+    yeet::parse_min_success(
+        *o.min_success);  // a bad value is a usage error here, not on every node
     argv.insert(argv.end(), {"--min-success", *o.min_success});
   }
   argv.insert(argv.end(), {"--failed-file", failed_file(o, context)});
-  if (o.chunk_size != (4u << 20)) argv.insert(argv.end(), {"--chunk-size", std::to_string(o.chunk_size)});
+  if (o.chunk_size != (4u << 20))
+    argv.insert(argv.end(), {"--chunk-size", std::to_string(o.chunk_size)});
   if (o.bwlimit > 0) argv.insert(argv.end(), {"--bwlimit", std::to_string(o.bwlimit)});
   return argv;
 }

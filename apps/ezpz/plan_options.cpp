@@ -77,8 +77,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o, bool rank_options) {
         "{}: -n and --ppn do not apply: one rank runs on each node (choose nodes with "
         "--nhosts, --exclude or --hostfile)",
         cmd->get_name());
-    o.refused_rank_option =
-        cmd->add_option("-n,--np,--nproc,--ppn")->group("")->expected(0, 1)->allow_extra_args(false);
+    o.refused_rank_option = cmd->add_option("-n,--np,--nproc,--ppn")
+                                ->group("")
+                                ->expected(0, 1)
+                                ->allow_extra_args(false);
   }
   o.nhosts_option = cmd->add_option("-N,--nhosts", o.nhosts, "Use the first N hosts")
                         ->type_name("N")
@@ -248,11 +250,13 @@ int master_port(const Env& env) {
 }
 
 // Hostfiles go where only this user can write, and survive the run so a
-// --dry-run line can be pasted later.
+// --dry-run line can be pasted later. Without EZPZ_RUN_DIR or HOME (cron, some batch systems),
+// beside the run records in the working directory: never a shared /tmp name another user
+// could have linked elsewhere. Only a plan that needs a hostfile writes one.
 std::string run_dir(const Env& env) {
   if (auto dir = get_nonempty(env, "EZPZ_RUN_DIR")) return *dir;
   if (auto cache = ezpz_cache_dir(env)) return *cache + "/hostfiles";
-  throw Error("cannot choose where to write the hostfile: set EZPZ_RUN_DIR or HOME");
+  return sys::current_directory() + "/.ezpz/hostfiles";
 }
 
 struct Gathered {
@@ -348,10 +352,11 @@ std::optional<RunningJob> job_instead_of_nodefile(const Allocation& allocation,
   if (doctor::lists_this_host(allocation.hosts, host, look_up)) return std::nullopt;
   JobLookup lookup = look_up_job(env, host, "qstat");
   if (!lookup.job) return std::nullopt;
-  log::warn("PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is another node's job; "
-            "qstat says job {} holds it: planning on its {}",
-            host, allocation.job_id, lookup.job->job_id,
-            plural(static_cast<long>(lookup.job->hosts.size()), "host"));
+  log::warn(
+      "PBS_NODEFILE does not list this host ({}): PBS_JOBID={} is another node's job; "
+      "qstat says job {} holds it: planning on its {}",
+      host, allocation.job_id, lookup.job->job_id,
+      plural(static_cast<long>(lookup.job->hosts.size()), "host"));
   return lookup.job;
 }
 
@@ -368,9 +373,9 @@ Gathered gather(const PlanOptions& o, const Context& context, const FileReader& 
   std::string host = sys::hostname();
   SchedulerChoice scheduler = choose_scheduler(o.scheduler, env);
   LoadedProfiles profiles = sys::load_machine_profiles(env);
-  const std::optional<RunningJob> found =
-      scheduler.kind == SchedulerKind::local ? job_of_this_node(o, env, host, profiles)
-                                             : std::nullopt;
+  const std::optional<RunningJob> found = scheduler.kind == SchedulerKind::local
+                                              ? job_of_this_node(o, env, host, profiles)
+                                              : std::nullopt;
   if (found) scheduler = {found->kind, fmt::format("job {} holds this node", found->job_id)};
   log::debug("scheduler: {} ({})", to_string(scheduler.kind), scheduler.rule);
   Allocation allocation =

@@ -16,6 +16,20 @@ expect_eq "local: the variables, in order" \
   "MACHINE SCHEDULER HOSTFILE NHOSTS NGPU_PER_HOST NGPUS MASTER_ADDR MASTER_PORT WORLD_SIZE LOCAL_WORLD_SIZE EZPZ_LAUNCHER DIST_LAUNCH" \
   "$(sed -n 's/^export \([A-Z_]*\)=.*/\1/p' <<<"$exports" | xargs)"
 
+# --- No HOME (cron, some batch systems): what needs no hostfile runs (issue 45) -------------
+# Before: each of these exited 2, "cannot choose where to write the hostfile".
+mkdir -p "$scratch/nohome"
+nohome() { (cd "$scratch/nohome" && env -i PATH="$system_path" EZPZ_RUNS_DIR="$scratch/runs" EZPZ_OUTPUT=raw MASTER_PORT=29500 "$EZPZ_BIN" "$@"); }
+expect_eq "no HOME: a one-host launch runs" "0 ran" "$(out=$(nohome launch -n 1 --no-record -- echo ran); echo "$? $out")"
+expect_eq "no HOME: ezpz env, its hostfile beside the run records" \
+  "0 export HOSTFILE=$scratch/nohome/.ezpz/hostfiles/" \
+  "$(out=$(nohome env); echo "$? $(grep -o "^export HOSTFILE=.*/" <<<"$out")")"
+expect_eq "no HOME: test --dry-run" 0 "$(nohome test --dry-run >/dev/null; echo $?)"
+printf 'n01\nn02\nn03\n' >"$scratch/three"
+expect_match "no HOME: a plan that needs a hostfile writes it beside the run records" \
+  "-f $scratch/nohome/.ezpz/hostfiles/ezpz-local-[0-9a-f]+.hosts " \
+  "$(nohome launch --hostfile "$scratch/three" --nhosts 2 --dry-run -- true)"
+
 # --- A PBS job of 4 nodes, on Aurora's profile ------------------------------------------------
 printf 'n01\nn02\nn03\nn04\n' >"$scratch/nodefile"
 weird="$scratch/run dir \$(touch $scratch/pwned) 'q' \`x\`"

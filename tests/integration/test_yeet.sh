@@ -31,10 +31,12 @@ run_ezpz plan-cache EZPZ_RUN_DIR= yeet "$src" --dst "$dst_pattern" --dry-run --j
 expect_eq "plan without EZPZ_RUN_DIR: the failed nodes go to the cache" \
   "$scratch/home/.cache/ezpz/yeet/yeet-failed-nodes-4242.pbs-sim.txt" \
   "$(jq -r '.argv | .[index("--failed-file") + 1]' <<<"$out")"
-run_ezpz plan-nowhere EZPZ_RUN_DIR= HOME= yeet "$src" --dst "$dst_pattern" --dry-run
-expect_eq "plan with neither EZPZ_RUN_DIR nor HOME: one line, exit 2" \
-  "2 ezpz: error: cannot choose where to write the failed nodes: pass --failed-file FILE, or set EZPZ_RUN_DIR or HOME" \
-  "$rc $err"
+# Before (issue 45): exit 2, "cannot choose where to write the failed nodes".
+run_ezpz plan-nowhere EZPZ_RUN_DIR= HOME= yeet "$src" --dst "$dst_pattern" --dry-run --json
+expect_eq "plan with neither EZPZ_RUN_DIR nor HOME: the failed nodes beside the run records" \
+  "0 $PWD/.ezpz/yeet-failed-nodes-4242.pbs-sim.txt" \
+  "$rc $(jq -r '.argv | .[index("--failed-file") + 1]' <<<"$out")"
+rm -rf "$PWD/.ezpz"  # the dry run's hostfile, written there too
 
 # --- first copy: every node, byte for byte, venv moved ------------------------
 yeet first "$src" --dst "$dst_pattern"
