@@ -77,6 +77,14 @@ expect_error "malformed profile, named" 2 \
 expect_error "malformed profile, named by EZPZ_MACHINE" 2 \
   "$bad_profiles/broken.yaml:2: gpus_per_node: expected an integer, got \"four\"" -- \
   "EZPZ_MACHINES_PATH=$bad_profiles" EZPZ_MACHINE=broken -- launch --dry-run -- true
+# A broken local.yaml of the user's, used because no profile names this host: its own error.
+# Before (issue 45): 'the generic profile "local" for local is missing'.
+broken_local="$scratch/broken-local"
+mkdir -p "$broken_local"
+printf 'launcher: hydra\ngpus_per_node: four\n' >"$broken_local/local.yaml"
+expect_error "a broken local.yaml, used unasked" 2 \
+  "$broken_local/local.yaml:2: gpus_per_node: expected an integer, got \"four\"" -- \
+  "EZPZ_MACHINES_PATH=$broken_local" -- launch --dry-run -- true
 rm "$bad_profiles/broken.yaml"
 expect_error "misspelt profile key" 2 \
   "$bad_profiles/typo.yaml:2: gpus_per_nod: unknown key; did you mean \"gpus_per_node\"?" -- \

@@ -34,4 +34,31 @@ inline std::string plural(long count, std::string_view noun) {
   return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 
+// A rank's line as ezpz reprints it in its own words: without terminal escapes (ECMA-48 CSI
+// "ESC [ ... final", OSC "ESC ] ... BEL or ESC \\", "ESC ( B" and two-byte "ESC X") and without
+// other control characters but tab. A rank's colours, cursor moves and titles are its terminal's.
+inline std::string without_escapes(std::string_view line) {
+  std::string out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c != 0x1b) {
+      if (c >= 0x20 || c == '\t') out += line[i];
+      continue;
+    }
+    if (i + 1 >= line.size()) break;
+    const char kind = line[++i];
+    if (kind == '[') {  // parameters and intermediates, then one final byte 0x40-0x7e
+      while (i + 1 < line.size() && !(line[i + 1] >= 0x40 && line[i + 1] <= 0x7e)) ++i;
+      ++i;
+    } else if (kind == ']') {  // up to BEL or ESC backslash
+      while (i + 1 < line.size() && line[i + 1] != '\a' && line[i + 1] != 0x1b) ++i;
+      ++i;
+      if (i < line.size() && line[i] == 0x1b) ++i;
+    } else if (kind == '(' || kind == ')' || kind == '*' || kind == '+') {
+      ++i;  // a character set's designation: one more byte
+    }
+  }
+  return out;
+}
+
 }  // namespace ezpz

@@ -895,6 +895,13 @@ ProfileChoice select_profile(const LoadedProfiles& loaded, const std::optional<s
   std::optional<std::string> named = flag ? flag : get_nonempty(env, "EZPZ_MACHINE");
   if (named) {
     if (const BrokenProfile* broken = find_broken(loaded, *named)) throw Error(broken->error);
+  } else if (!match_hostname(loaded.profiles, env, hostname)) {
+    // The generic profile that would be used is broken (a user's local.yaml): its own error,
+    // file and line, not "missing".
+    for (const auto& [kind, name] : k_generic_profiles) {
+      const BrokenProfile* broken = kind == scheduler ? find_broken(loaded, name) : nullptr;
+      if (broken) throw Error(broken->error);
+    }
   }
   return select_profile(loaded.profiles, flag, env, hostname, scheduler);
 }

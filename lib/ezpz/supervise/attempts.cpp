@@ -15,6 +15,7 @@
 #include "ezpz/core/allocation.hpp"
 #include "ezpz/core/error.hpp"
 #include "ezpz/core/signals.hpp"
+#include "ezpz/core/text.hpp"
 #include "ezpz/launchers/launcher_table.hpp"
 #include "ezpz/supervise/job_faults.hpp"
 
@@ -166,7 +167,7 @@ std::vector<std::string> lines_before_failure(std::string_view output, std::size
   std::vector<std::string> before;
   for (std::size_t i = end; i > 0 && before.size() < count; --i) {
     if (lines[i - 1].find_first_not_of(" \t\r") != std::string_view::npos) {
-      before.emplace(before.begin(), lines[i - 1]);
+      before.emplace(before.begin(), without_escapes(lines[i - 1]));
     }
   }
   return before;
