@@ -142,6 +142,13 @@ void add_attempt_options(CLI::App& cmd, AttemptOptions& o) {
       ->check(k_size)
       ->type_name("SIZE")
       ->group(group);
+  cmd.add_option_function<std::string>(
+         "--record-floor", [&o](const std::string& text) { o.record_floor = *parse_size(text); },
+         "The free space the record always leaves on its filesystem, for the job's own files: "
+         "it stops, and gives back what it took, below it; 0: none (EZPZ_RECORD_FLOOR, 1G)")
+      ->check(k_size)
+      ->type_name("SIZE")
+      ->group(group);
   cmd.add_option(
          "--output", o.output,
          "The console: label, dedup, rank0 or raw (EZPZ_OUTPUT; dedup on a terminal, else label)")
@@ -208,6 +215,16 @@ void start_record(const AttemptOptions& o, const PreparedLaunch& prepared, const
 
 // The watcher stops an attempt at a line that names one of the attempt's hosts (the pool's
 // active ones, as the attempt runs): a host outside the allocation is never a bad node.
+// --record-floor's value, else EZPZ_RECORD_FLOOR's, else the default.
+std::uint64_t record_floor(const AttemptOptions& o, const Env& env) {
+  if (o.record_floor) return *o.record_floor;
+  const std::optional<std::string> text = get_nonempty(env, "EZPZ_RECORD_FLOOR");
+  if (!text) return output::k_default_record_floor;
+  if (auto size = parse_size(*text)) return *size;
+  throw Error(
+      fmt::format("EZPZ_RECORD_FLOOR: expected a size such as 512M or 4G; got \"{}\"", *text));
+}
+
 sys::ProcessOptions process_options(const AttemptOptions& o, const BadNodeMatcher& matcher,
                                     const NodePool& pool) {
   sys::ProcessOptions p;
@@ -330,6 +347,7 @@ RunEnd run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared,
   sys::NodeEffects effects(sys::make_run_id(host));
   SupervisedRun run{.pool = initial_pool(prepared, o.spares)};  // its layout errors come first
   check_progress_pattern(o.progress_pattern);
+  const std::uint64_t floor = record_floor(o, context.env);
   const BadNodeMatcher matcher(prepared.inputs.profile.bad_node_patterns);
   if (o.spares > 0 && matcher.empty()) {
     log::warn(
@@ -343,6 +361,7 @@ RunEnd run_attempts(const AttemptOptions& o, const PreparedLaunch& prepared,
   start_record(o, prepared, context, host, run, effects);
   check_launcher_program(prepared, context);
   sys::ProcessOptions options = process_options(o, matcher, run.pool);
+  options.output_record_floor = floor;
   if (const LauncherRow* row = launcher_row(prepared.planned.launcher)) {
     options.launcher_parts.assign(row->parts.begin(), row->parts.end());
   }

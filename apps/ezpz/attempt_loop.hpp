@@ -10,6 +10,7 @@
 
 #include "context.hpp"
 #include "ezpz/output/console.hpp"
+#include "ezpz/output/record_floor.hpp"
 #include "ezpz/supervise/attempts.hpp"
 #include "ezpz/supervise/kill.hpp"
 #include "plan_options.hpp"
@@ -39,6 +40,9 @@ struct AttemptOptions {
   bool no_python_hook = false;  // --no-python-hook: no stack hook on the ranks' PYTHONPATH
   std::optional<std::string> runs_dir;  // --runs-dir
   std::uint64_t record_limit = k_default_record_limit;  // --record-limit: output.log's cap
+  // --record-floor, else EZPZ_RECORD_FLOOR, else the default: the free space the record leaves
+  // the job on its filesystem
+  std::optional<std::uint64_t> record_floor;
   std::string output;  // --output: a console mode's name; empty: the default for where it goes
   // The console mode once the plan is known; nullopt: the bytes pass as they come (raw, or
   // ranks not wrapped by ezpz-rankenv).

@@ -284,6 +284,10 @@ expect_error "a Slurm node list with shell code" 2 \
   SLURM_JOB_ID=1 "SLURM_JOB_NODELIST=n1;id" -- launch -- true
 
 # Sizes.
+expect_error "--record-floor: not a size" 2 '--record-floor: expected a size such as 512M or 4G; got "lots"' -- \
+  "${runs_env[@]}" -- launch --record-floor lots -- true
+expect_error "EZPZ_RECORD_FLOOR: not a size" 2 'EZPZ_RECORD_FLOOR: expected a size such as 512M or 4G; got "lots"' -- \
+  "${runs_env[@]}" EZPZ_RECORD_FLOOR=lots -- launch -- true
 expect_error "--record-limit: not a size" 2 '--record-limit: expected a size such as 512M or 4G; got "lots"' -- \
   "${runs_env[@]}" -- launch --record-limit lots -- true
 

@@ -51,6 +51,39 @@ expect_eq "--record-limit: one line on stderr" \
 run_ezpz nolimit launch --record-limit 0 -n 1 -- sh -c 'head -c 2000000 /dev/zero | tr "\0" y'
 expect_eq "--record-limit 0: everything recorded" 2000000 "$(stat -c %s "$(newest_run)/attempt-1/output.log")"
 
+# --- The record yields to the job: a floor of free space (issue 45) ---------------------------
+# A chatty job that then writes a 2 MB checkpoint in an 8 MiB working directory. Before: the
+# record took the disk, the checkpoint failed (CKPT-FAILED, 0 bytes) and the run showed as
+# "lost, 0 attempts"; raw mpiexec.hydra wrote it.
+small="$scratch/small"
+mkdir -p "$small"
+if mount -t tmpfs -o size=8m tmpfs "$small"; then
+  on_exit "umount '$small'"
+  chatty='seq 1 1500000 | sed "s/^/log line /"; head -c 2000000 /dev/urandom > ckpt.pt && echo CKPT-OK >&2 || echo CKPT-FAILED >&2'
+  (cd "$small" && launch_env env -u EZPZ_RECORD_FLOOR -u EZPZ_RUNS_DIR "$timeout_bin" -k 5 60 \
+     "$EZPZ_BIN" launch -n 1 -- sh -c "$chatty") >/dev/null 2>"$scratch/small.err"
+  expect_eq "floor: the job's checkpoint was written whole" "2000000" "$(stat -c %s "$small/ckpt.pt")"
+  expect_true "floor: the job said so" grep -q "CKPT-OK" "$scratch/small.err"
+  expect_eq "floor: said once" \
+    "ezpz: the record's filesystem is down to its floor of free space (1073741824 bytes, --record-floor): recording stopped, the job has the rest" \
+    "$(grep '^ezpz: ' "$scratch/small.err")"
+  expect_eq "floor: the run's real ending is recorded" "success 0 1" \
+    "$(jq -r '"\(.ending) \(.exit_code) \(.attempts)"' "$small"/.ezpz/runs/*/run.json)"
+  # A floor the filesystem can give: the record keeps what it may, the floor stays free.
+  rm -rf "$small/ckpt.pt" "$small/.ezpz"
+  (cd "$small" && launch_env env -u EZPZ_RUNS_DIR "$timeout_bin" -k 5 60 "$EZPZ_BIN" launch -n 1 \
+     --record-floor 4M -- sh -c 'seq 1 1500000 | sed "s/^/log line /"') >/dev/null 2>&1
+  kept=$(stat -c %s "$small"/.ezpz/runs/*/attempt-1/output.log)
+  free=$(df -B1 --output=avail "$small" | tail -1)
+  expect_true "floor 4M: the record kept some ($kept bytes)" test "$kept" -gt 0
+  # Less the run's own small files (run.json, verdict.json: a few pages), written after.
+  expect_true "floor 4M: 4 MiB still free ($free bytes)" test "$free" -ge $((4 * 1048576 - 65536))
+  expect_true "floor 4M: the record took no more than 8 MiB less the floor" \
+    test "$kept" -le $((4 * 1048576))
+else
+  fail "floor: cannot mount a small tmpfs (the test runs as root)"
+fi
+
 # --- stdin: rank 0 gets all of it, then EOF; a rank that never reads it costs nothing ---------
 seq 1 200000 >"$scratch/numbers"
 expected_sum=$(awk '{ s += $1 } END { print s }' "$scratch/numbers")
@@ -76,15 +109,15 @@ expect_eq "no relay socket is left listening" 0 "$(grep -c ' @ezpz-stdin-' /proc
 
 # Hydra's race: piped stdin and ranks that exit at once failed 39-51 times in 100 before.
 for mode in pipe file null; do
-  failures=0
+  failed_launches=0  # not lib.sh's $failures: that reset lost every check failed before
   for _ in $(seq 40); do
     case $mode in
-      pipe) echo hi | launch_env "$EZPZ_BIN" launch --no-record -n 2 -- true >/dev/null 2>&1 || failures=$((failures + 1)) ;;
-      file) launch_env "$EZPZ_BIN" launch --no-record -n 2 -- true <"$scratch/numbers" >/dev/null 2>&1 || failures=$((failures + 1)) ;;
-      null) launch_env "$EZPZ_BIN" launch --no-record -n 2 -- true </dev/null >/dev/null 2>&1 || failures=$((failures + 1)) ;;
+      pipe) echo hi | launch_env "$EZPZ_BIN" launch --no-record -n 2 -- true >/dev/null 2>&1 || failed_launches=$((failed_launches + 1)) ;;
+      file) launch_env "$EZPZ_BIN" launch --no-record -n 2 -- true <"$scratch/numbers" >/dev/null 2>&1 || failed_launches=$((failed_launches + 1)) ;;
+      null) launch_env "$EZPZ_BIN" launch --no-record -n 2 -- true </dev/null >/dev/null 2>&1 || failed_launches=$((failed_launches + 1)) ;;
     esac
   done
-  expect_eq "stdin from $mode, ranks that exit at once: no failed launch in 40" 0 "$failures"
+  expect_eq "stdin from $mode, ranks that exit at once: no failed launch in 40" 0 "$failed_launches"
 done
 
 # --- A run directory that cannot be written never refuses the job ---------------------------

@@ -549,7 +549,8 @@ RunOutcome ProcessExecutor::run_for_outcome(const LaunchPlan& plan) {
   StdoutFile out(options_.stdout_path);
   std::optional<OutputPump> pump;
   if (options_.capture_output) {
-    pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console);
+    pump.emplace("", options_.tail_bytes, options_.output_record_limit, options_.console,
+                 options_.output_record_floor);
     if (options_.stop_on_stderr_line) pump->watch_stderr_lines(options_.stop_on_stderr_line);
     pump->time_startup_from(
         std::chrono::duration_cast<std::chrono::nanoseconds>(started_wall).count());

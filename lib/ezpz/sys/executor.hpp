@@ -33,6 +33,8 @@ struct ProcessOptions {
   // up to this many bytes (0: no limit).
   std::string output_record_path{};
   std::uint64_t output_record_limit = 0;
+  // With capture: the free space the record leaves on its filesystem (0: none).
+  std::uint64_t output_record_floor = 0;
   // With capture: no output from the launcher for this long stops it as
   // `timeout` does; zero: no limit.
   std::chrono::milliseconds idle_timeout{0};

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "ezpz/launchers/rank_env.hpp"
 #include "ezpz/output/rank_index.hpp"
 #include "ezpz/output/rank_records.hpp"
+#include "ezpz/output/record_floor.hpp"
 #include "ezpz/sys/local_socket.hpp"
 
 namespace ezpz::sys {
@@ -182,14 +184,14 @@ struct OutputPump::Stream {
   output::RecordAssembler assembler;
   output::Millis now{0};
   output::Millis last_read{0};
-  bool flushed = true;      // the assembler's partial lines since the last read were handed on
+  bool flushed = true;  // the assembler's partial lines since the last read were handed on
   // What is kept of each rank's lines beside output.log: nothing; ranks.log, the lines as
   // records; or, where output.log labels every rank's every line, ranks.idx, whose line is whose.
   enum class Keep { none, records, index } keep = Keep::none;
-  bool text_seen = false;   // a line that was not a stamp
+  bool text_seen = false;             // a line that was not a stamp
   std::int64_t start_ns = 0;          // ezpz's start on the wall clock, for the stamps
   std::vector<output::Stamp> stamps;  // start-up stamps, as they came
-  std::string shown;        // what the console shows
+  std::string shown;                  // what the console shows
   // The lines as the ranks wrote them, for the tail: views into `reading` or into `copies`.
   struct Decoded {
     std::string_view text;
@@ -198,26 +200,28 @@ struct OutputPump::Stream {
   std::vector<Decoded> decoded;
   std::deque<std::string> copies;  // a deque: a copy stays where it is as more are made
   std::string_view reading;        // the read being fed to the assembler
-  std::string launcher;     // the lines that were not records: the watcher's, the launcher tail's
-  std::string ranked;       // ranks.log's records, or ranks.idx's entries
+  std::string launcher;  // the lines that were not records: the watcher's, the launcher tail's
+  std::string ranked;    // ranks.log's records, or ranks.idx's entries
   const std::function<void(std::string_view)> append_ranked = [this](std::string_view record) {
     ranked.append(record);
   };
 };
 
 OutputPump::OutputPump(const std::string& record_path, std::size_t tail_bytes,
-                       std::uint64_t record_limit, std::optional<output::ConsoleMode> records)
+                       std::uint64_t record_limit, std::optional<output::ConsoleMode> records,
+                       std::uint64_t record_floor)
     : passes_raw_(records == output::ConsoleMode::raw),
       tail_bytes_(tail_bytes),
       buffer_(std::make_unique_for_overwrite<char[]>(k_chunk)),
-      record_limit_(record_limit) {
+      record_limit_(record_limit),
+      record_floor_(record_floor) {
   const std::array<int, 2> destinations = {STDOUT_FILENO, STDERR_FILENO};
   for (std::size_t i = 0; i < pipes_.size(); ++i) {
     std::array<int, 2> ends{};
     if (::pipe2(ends.data(), O_CLOEXEC) != 0) {
-      throw Error(fmt::format("cannot create a pipe for the launcher's output: {}",
-                              std::strerror(errno)),
-                  ExitCode::failure);
+      throw Error(
+          fmt::format("cannot create a pipe for the launcher's output: {}", std::strerror(errno)),
+          ExitCode::failure);
     }
     pipes_[i] = {.read_end = ends[0],
                  .write_end = ends[1],
@@ -715,10 +719,49 @@ void OutputPump::lost_destination(Pipe& pipe) {
   pipe.passed_to = -1;
 }
 
-std::size_t OutputPump::record_room(std::size_t count) const {
-  if (record_limit_ == 0) return count;
-  const std::uint64_t room = recorded_ >= record_limit_ ? 0 : record_limit_ - recorded_;
-  return static_cast<std::size_t>(std::min<std::uint64_t>(count, room));
+// The record's room: under --record-limit, and above the floor of free space it leaves the job
+// (looked at again every k_floor_check_bytes recorded, and when the room left is short).
+std::size_t OutputPump::record_room(std::size_t count) {
+  std::uint64_t room = count;
+  if (record_limit_ != 0) room = recorded_ >= record_limit_ ? 0 : record_limit_ - recorded_;
+  if (record_floor_ == 0 || record_fd_ < 0)
+    return static_cast<std::size_t>(std::min<std::uint64_t>(count, room));
+  const std::uint64_t since = recorded_ - disk_checked_at_;
+  if (!disk_checked_ || since >= output::k_floor_check_bytes ||
+      disk_room_ - std::min(disk_room_, since) < count) {
+    struct statvfs disk {};
+    if (::fstatvfs(record_fd_, &disk) == 0) {
+      disk_room_ =
+          output::record_disk_room(std::uint64_t{disk.f_bavail} * disk.f_frsize, record_floor_);
+      disk_checked_at_ = recorded_;
+      disk_checked_ = true;
+    }
+  }
+  const std::uint64_t disk = disk_room_ - std::min(disk_room_, recorded_ - disk_checked_at_);
+  return static_cast<std::size_t>(std::min({std::uint64_t{count}, room, disk}));
+}
+
+// Under the floor of free space: what the record took past it is given back (the file cut),
+// said once, and nothing more is written. The job's output still reaches the console.
+void OutputPump::record_floor_reached() {
+  take_tail_from_record();
+  struct statvfs disk {};
+  if (::fstatvfs(record_fd_, &disk) == 0) {
+    std::uint64_t free_bytes = std::uint64_t{disk.f_bavail} * disk.f_frsize;
+    for (int fd : {record_fd_, ranks_fd_}) {  // output.log first, then ranks.log
+      struct stat info {};
+      if (fd < 0 || ::fstat(fd, &info) != 0) continue;
+      const auto size = static_cast<std::uint64_t>(info.st_size);
+      const std::uint64_t back = output::record_give_back(free_bytes, record_floor_, size);
+      if (back > 0 && ::ftruncate(fd, static_cast<off_t>(size - back)) == 0) free_bytes += back;
+    }
+  }
+  close_fd(ranks_fd_);
+  fmt::print(stderr,
+             "ezpz: the record's filesystem is down to its floor of free space ({} bytes, "
+             "--record-floor): recording stopped, the job has the rest\n",
+             record_floor_);
+  stop_recording();
 }
 
 // A full disk must not stop the job: say so once and stop recording.
@@ -729,6 +772,7 @@ void OutputPump::record_failed(int error) {
 }
 
 void OutputPump::record_full() {
+  if (record_limit_ == 0 || recorded_ < record_limit_) return record_floor_reached();
   take_tail_from_record();  // before the note: the tail is the job's output, not ezpz's words
   const std::string note = fmt::format(
       "\n[ezpz: the record stops here: it reached --record-limit ({} bytes); the rest of the "
@@ -759,8 +803,8 @@ std::string OutputPump::record_end() const {
   if (::fstat(record_fd_, &info) != 0) return tail_;
   const auto size = static_cast<std::size_t>(info.st_size);
   std::string text(std::min(size, tail_bytes_), '\0');
-  const ssize_t got = ::pread(record_fd_, text.data(), text.size(),
-                              static_cast<off_t>(size - text.size()));
+  const ssize_t got =
+      ::pread(record_fd_, text.data(), text.size(), static_cast<off_t>(size - text.size()));
   text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return text;
 }
@@ -820,7 +864,8 @@ bool OutputPump::watching_lines() const {
 void OutputPump::show_lines(std::string_view data) {
   partial_line_.append(data);
   std::size_t start = 0;
-  for (std::size_t end; (end = partial_line_.find('\n', start)) != std::string::npos; start = end + 1) {
+  for (std::size_t end; (end = partial_line_.find('\n', start)) != std::string::npos;
+       start = end + 1) {
     std::string_view line(partial_line_.data() + start, end - start);
     if (line.size() <= k_max_watched_line) watch_line(line);
   }

@@ -39,8 +39,11 @@ class OutputPump {
   // host pass ezpz their pipes (listen_for_ranks; ezpz-rankenv with EZPZ_OUTPUT_RECORDS=pipes),
   // whose bytes are passed on as they come too, and their connections carry ezpz-rankenv's
   // reports, as records.
+  // `record_floor`: the free space the record leaves on its filesystem (record_floor.hpp); 0:
+  // none.
   OutputPump(const std::string& record_path, std::size_t tail_bytes, std::uint64_t record_limit = 0,
-             std::optional<output::ConsoleMode> records = std::nullopt);
+             std::optional<output::ConsoleMode> records = std::nullopt,
+             std::uint64_t record_floor = 0);
   ~OutputPump();
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
@@ -157,7 +160,8 @@ class OutputPump {
   void record_copy(std::size_t count);
   void drain_copy(std::size_t count);
   void lost_destination(Pipe& pipe);
-  std::size_t record_room(std::size_t count) const;
+  std::size_t record_room(std::size_t count);
+  void record_floor_reached();
   void record_failed(int error);
   void record_full();
   void stop_recording();
@@ -192,6 +196,10 @@ class OutputPump {
   std::optional<RankFailure> rank_failure_;
   std::uint64_t record_limit_ = 0;
   std::uint64_t recorded_ = 0;
+  std::uint64_t record_floor_ = 0;
+  std::uint64_t disk_room_ = UINT64_MAX;  // what the record may write past disk_checked_at_
+  std::uint64_t disk_checked_at_ = 0;     // recorded_ when the free space was last looked at
+  bool disk_checked_ = false;
   bool stdout_closed_ = false;
   bool output_seen_ = false;  // without records: a byte moved
   int ranks_fd_ = -1;         // ranks.log (every rank's lines, as records) or ranks.idx
