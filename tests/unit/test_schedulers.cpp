@@ -213,18 +213,25 @@ TEST_CASE("a hostfile line that is not a host name is refused with its line", "[
 // Issue 45: only the host was checked, and Hydra read the rest ("user=" reached ssh's argv as
 // "-F/path/evilcfg@n01"); a PBS nodefile's "n01 -x" was passed on too.
 TEST_CASE("every word of a host line is checked, not only the host", "[scheduler]") {
-  CHECK_THROWS_WITH(parse_hostfile("n01\nn02 user=-F/path/evilcfg\n", "--hostfile h"),
-                    "--hostfile h:2: \"user=-F/path/evilcfg\" is not a host's slot count (host, "
-                    "host:N, host slots=N, host max_slots=N, host N)");
-  CHECK_THROWS_WITH(parse_hostfile("n01 -x\n", "PBS_NODEFILE /var/spool/1.pbs"),
-                    "PBS_NODEFILE /var/spool/1.pbs:1: \"-x\" is not a host's slot count (host, "
-                    "host:N, host slots=N, host max_slots=N, host N)");
-  CHECK_THROWS_WITH(parse_hostfile("n01:2:ib0\n", "h"),
-                    "h:1: \":2:ib0\" is not a host's slot count (host, host:N, host slots=N, "
-                    "host max_slots=N, host N)");
-  CHECK_THROWS_WITH(parse_hostfile("n01 slots=4\tuser=x\n", "h"),
-                    "h:1: \"slots=4\\tuser=x\" is not a host's slot count (host, host:N, host "
-                    "slots=N, host max_slots=N, host N)");
+  struct Row {
+    const char* text;
+    const char* source;
+    const char* where_word;  // "SOURCE:LINE: \"WORD\"" of the message
+  };
+  const std::vector<Row> rows = {
+      {"n01\nn02 user=-F/path/evilcfg\n", "--hostfile h",
+       "--hostfile h:2: \"user=-F/path/evilcfg\""},
+      {"n01 -x\n", "PBS_NODEFILE /var/spool/1.pbs", "PBS_NODEFILE /var/spool/1.pbs:1: \"-x\""},
+      {"n01:2:ib0\n", "h", "h:1: \":2:ib0\""},
+      {"n01 slots=4\tuser=x\n", "h", "h:1: \"slots=4\\tuser=x\""},
+  };
+  for (const Row& row : rows) {
+    INFO(row.text);
+    CHECK_THROWS_WITH(parse_hostfile(row.text, row.source),
+                      std::string(row.where_word) +
+                          " is not a host's slot count (host, host:N, host slots=N, host "
+                          "max_slots=N, host N)");
+  }
   CHECK(parse_hostfile("n01 slots=4 max_slots=8 # rack 1\nn02\t4\nn03:2\n") ==
         std::vector<std::string>{"n01", "n02", "n03"});
 }
