@@ -99,6 +99,14 @@ expect_eq "another user's profile: refused" \
   "ezpz: error: $open/box.yaml: owned by uid $(id -u nobody), not by you or root" "$(launch_box 2>&1)"
 chown root "$open/box.yaml"
 expect_match "the same profile, the user's own and closed: used" "/bin/false" "$(launch_box 2>&1)"
+# The bundled profiles beside the binary are as trusted as the binary: a project's shared
+# install, owned by its administrator, works for every user of it.
+mkdir -p "$scratch/install/bin" "$scratch/install/share/ezpz"
+cp "$EZPZ_BIN" "$scratch/install/bin/"
+cp -r "$EZPZ_SRC/machines" "$scratch/install/share/ezpz/machines"
+chown -R nobody "$scratch/install/share"
+expect_eq "an install another user owns: its profiles load" "polaris" \
+  "$(clean_env "$scratch/install/bin/ezpz" machines list --names | grep -x polaris)"
 # A profile of no machine's name (it would reach completion scripts): listed nowhere.
 touch "$open/\$(touch \${IFS}x).yaml"
 expect_eq "a file named like code: not among the names" "box" \

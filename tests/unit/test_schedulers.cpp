@@ -232,7 +232,7 @@ TEST_CASE("every word of a host line is checked, not only the host", "[scheduler
                           " is not a host's slot count (host, host:N, host slots=N, host "
                           "max_slots=N, host N)");
   }
-  CHECK(parse_hostfile("n01 slots=4 max_slots=8 # rack 1\nn02\t4\nn03:2\n") ==
+  CHECK(parse_hostfile("n01 slots=4 max_slots=8 # rack 1\nn02\t4\nn03:2 max-slots=2\n") ==
         std::vector<std::string>{"n01", "n02", "n03"});
 }
 

@@ -103,11 +103,11 @@ bool all_digits(std::string_view text) {
 }
 
 // What may follow a host on its line: a count of slots as Hydra (":4"), Open MPI ("slots=4",
-// "max_slots=8") or a bare number write it, and a comment. Nothing else: a launcher reads
-// more words than these (Hydra's "user=" reaches ssh's argv, "-F/path/evil@n01"), and a word
+// "max_slots=8", "max-slots=8") or a bare number write it, and a comment. Nothing else: a launcher
+// reads more words than these (Hydra's "user=" reaches ssh's argv, "-F/path/evil@n01"), and a word
 // ezpz did not check must not reach it.
 bool is_slots_word(std::string_view word) {
-  for (std::string_view prefix : {"slots=", "max_slots=", ":"}) {
+  for (std::string_view prefix : {"slots=", "max_slots=", "max-slots=", ":"}) {
     if (word.starts_with(prefix)) return all_digits(word.substr(prefix.size()));
   }
   return all_digits(word);

@@ -97,7 +97,8 @@ namespace {
 // so an installed tree works wherever it is moved; the checkout the binary was
 // built from counts only when there are none (a build tree), never for an
 // installed copy.
-std::vector<std::string> profile_dirs(const Env& env) {
+// The bundled profiles' directories: beside the binary, or the checkout it was built from.
+std::vector<std::string> bundled_dirs() {
   std::vector<std::string> dirs;
   std::string installed = self_directory() + "/../share/ezpz/machines";
 #ifdef EZPZ_SOURCE_MACHINES_DIR
@@ -107,6 +108,11 @@ std::vector<std::string> profile_dirs(const Env& env) {
   }
 #endif
   dirs.push_back(std::move(installed));
+  return dirs;
+}
+
+std::vector<std::string> profile_dirs(const Env& env) {
+  std::vector<std::string> dirs = bundled_dirs();
   if (auto config = get_nonempty(env, "XDG_CONFIG_HOME")) {
     dirs.push_back(*config + "/ezpz/machines");
   } else if (auto home = get_nonempty(env, "HOME")) {
@@ -298,8 +304,8 @@ std::optional<std::string> read_file_if_present(const std::string& path) {
 
 std::optional<std::string> read_own_cache(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat file {
-  }, dir{};
+  struct stat file {};
+  struct stat dir {};
   if (fd.get() < 0 || ::fstat(fd.get(), &file) != 0 ||
       ::stat(path.substr(0, path.rfind('/')).c_str(), &dir) != 0) {
     return std::nullopt;
@@ -448,19 +454,22 @@ std::vector<std::string> profile_paths(const Env& env) {
 namespace {
 
 // Why the profile file at `path` must not be read (profile_refusal), from stat(2) of it and of
-// its directory; "" when it may.
-std::string refusal_of(const std::string& path) {
-  struct stat file {
-  }, dir{};
+// its directory; "" when it may. The bundled ones are as trusted as the binary beside them
+// (a project's shared install is its owner's, not each user's): their owner is not asked.
+std::string refusal_of(const std::string& path, const std::vector<std::string>& bundled) {
+  struct stat file {};
+  struct stat dir {};
   const std::string parent = path.substr(0, path.rfind('/'));
   if (::stat(path.c_str(), &file) != 0 || ::stat(parent.c_str(), &dir) != 0) return "";
+  const bool beside_binary = std::find(bundled.begin(), bundled.end(), parent) != bundled.end();
+  const unsigned user = ::geteuid();
   return profile_refusal({.path = path,
-                          .owner = file.st_uid,
+                          .owner = beside_binary ? user : file.st_uid,
                           .mode = file.st_mode,
-                          .dir_owner = dir.st_uid,
+                          .dir_owner = beside_binary ? user : dir.st_uid,
                           .dir_mode = dir.st_mode,
                           .size = static_cast<std::uint64_t>(file.st_size),
-                          .user = ::geteuid()});
+                          .user = user});
 }
 
 }  // namespace
@@ -468,8 +477,9 @@ std::string refusal_of(const std::string& path) {
 std::vector<ProfileFile> read_profile_files(const Env& env) {
   RealFileReader reader;
   std::vector<ProfileFile> files;
+  const std::vector<std::string> bundled = resolve_dirs(bundled_dirs());
   for (std::string& path : profile_paths(env)) {
-    std::string refused = refusal_of(path);
+    std::string refused = refusal_of(path, bundled);
     std::string text = refused.empty() ? reader.read(path) : "";
     files.push_back({std::move(path), std::move(text), std::move(refused)});
   }
