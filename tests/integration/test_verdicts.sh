@@ -244,16 +244,18 @@ line: ${no_rank_reason#*started: }
 exit status: 255" "$out"
 
 # --- Issue 44: spares used up say so; a launcher's 0 never hides a failed rank --------------
-# Rank 1 (n02) is killed, n02 -> n04; then rank 0 (n01) is, with no spare left. Before: exit
-# 137, the last attempt's, which a wrapper cannot tell from a crash.
+# The rank on n02 is killed, n02 -> n04; then the rank on n04 is, with no spare left. Each rank
+# knows its host (Hydra's MPIR_CVAR_CH3_INTERFACE_HOSTNAME), not a flag file another rank of
+# the same attempt may already have made (under ASan rank 0 saw rank 1's, died the same way
+# on both attempts, and was rightly called the program's). Before: exit 137, the last
+# attempt's, which a wrapper cannot tell from a crash.
 run_ezpz exhausted launch --ppn 1 --spares 1 --retry-delay 0.2 -- sh -c '
-  if [ ! -e "$0" ]; then [ "$RANK" = 1 ] && { touch "$0"; kill -9 $$; }
-  else [ "$RANK" = 0 ] && kill -9 $$; fi
-  sleep 1' "$scratch/exhausted.flag"
+  case $MPIR_CVAR_CH3_INTERFACE_HOSTNAME in n02 | n04) kill -9 $$ ;; esac
+  sleep 1'
 expect_eq "spares exhausted: exit 75, two attempts, said so" "75 2 spares_exhausted" \
   "$rc $(jq -r '"\(.attempts) \(.ending)"' "$(newest_run)/run.json")"
 expect_eq "spares exhausted: the verdict names it" \
-  "bad_node n01 stop: spares exhausted: no retries left" \
+  "bad_node n04 stop: spares exhausted: no retries left" \
   "$(verdict 2 '"\(.classification) \(.bad_hosts | join(",")) \(.next)"')"
 expect_eq "spares exhausted: ezpz says it last" "ezpz: spares exhausted after 2 attempts: exit 75" \
   "$(tail -n 1 <<<"$err")"
